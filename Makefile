@@ -1,0 +1,32 @@
+# scholarhouse — every target sets itself up: a fresh machine needs only Python 3.11 and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+
+.PHONY: demo test dev bench bench-resolution install clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+$(DAGSTER_HOME)/dagster.yaml: dagster_home.yaml
+	mkdir -p $(DAGSTER_HOME)
+	cp dagster_home.yaml $(DAGSTER_HOME)/dagster.yaml
+
+demo: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/python -m pipelines.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+dev: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+clean:
+	rm -rf $(VENV) .dagster_home warehouse/*.duckdb warehouse/exports

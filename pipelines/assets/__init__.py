@@ -1,0 +1,1 @@
+"""The asset graph, one module per layer: ingest (raw) → staging → core → marts → exports."""

@@ -1,0 +1,99 @@
+"""core layer: entity resolution — one paper, one author — with stable ids and overrides."""
+
+from datetime import date
+
+import dagster as dg
+
+from pipelines import core_build, warehouse
+from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
+from pipelines.identity.overrides import load_overrides, overrides_path
+from pipelines.partitions import daily_partitions, partition_dates
+from pipelines.resources import WarehouseResource
+
+CORE_TABLES = {
+    "papers": "One row per resolved paper: the same paper listed on several profiles or sites is one row, "
+    "with its best title, year, category, arXiv id and how many listings/profiles show it.",
+    "paper_listings": "Which paper each staged listing is, and why (method: arxiv_id, title_exact, "
+    "title_fuzzy, singleton, override) with the match score.",
+    "authors": "One row per resolved person. Names alone never merge two authors: shared papers, "
+    "co-authors, profiles or ORCID do.",
+    "author_names": "Every name form seen for each author (initials, diacritics, order variants).",
+    "author_profiles": "Which author each site profile belongs to (algorithm or override).",
+    "authorships": "Who wrote what: paper × author, with the evidence (profile ownership, byline, arXiv, OpenAlex).",
+    "match_review": "Pairs the algorithm did not merge on its own, with the score, the evidence for and "
+    "against, and the overrides.toml entry that would settle each.",
+    "id_redirects": "Old ids that were merged into another: follow old_id → new_id.",
+}
+REGISTRIES = ("paper_id_registry", "author_id_registry")
+
+
+def resolution_window_end(con, run_date: date) -> date:
+    """Resolve everything up to the run's partition — or further, if a later night was already
+    resolved, so backfilling an old partition never rolls the core tables back in time."""
+    latest = con.execute("SELECT max(last_seen) FROM core.papers").fetchall()[0][0]
+    return max(run_date, latest) if latest else run_date
+
+
+@dg.multi_asset(
+    name="core_tables",
+    specs=[
+        dg.AssetSpec(["core", name], deps=[["staging", "listings"], ["staging", "profiles"]],
+                     group_name="core", kinds={"duckdb", "polars"}, description=desc)
+        for name, desc in CORE_TABLES.items()
+    ],
+    partitions_def=daily_partitions,
+    pool=WAREHOUSE_POOL,
+    retry_policy=RETRY,
+)
+def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
+    """Resolve all staged listings and profiles up to the partition; replace the core tables in one transaction."""
+    run_date = max(partition_dates(context))
+    overrides = load_overrides()
+    with warehouse_db.connect() as con:
+        until = resolution_window_end(con, run_date)
+        listings = warehouse.read_frame(con, "SELECT * FROM staging.listings WHERE partition_date <= ?", [until])
+        profiles = warehouse.read_frame(con, "SELECT * FROM staging.profiles WHERE partition_date <= ?", [until])
+        paper_registry = warehouse.read_frame(con, "SELECT * FROM core.paper_id_registry")
+        author_registry = warehouse.read_frame(con, "SELECT * FROM core.author_id_registry")
+        redirects = warehouse.read_frame(con, "SELECT * FROM core.id_redirects")
+        extra = warehouse.read_frame(con, "SELECT * FROM enrichment.author_lists") if _has_table(con, "enrichment.author_lists") else None
+        core = core_build.build_core(
+            listings, profiles, paper_registry=paper_registry, author_registry=author_registry,
+            redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
+        )
+        warehouse.replace_slice(con, core.writes())
+    stats = core.stats
+    if stats["overrides_unmatched"]:
+        context.log.warning("overrides that matched nothing: " + "; ".join(stats["overrides_unmatched"]))
+    frames = {
+        "papers": (core.papers, ["paper_id", "title", "year", "listings_count", "sources"]),
+        "paper_listings": (core.paper_listings, ["listing_id", "paper_id", "method", "score"]),
+        "authors": (core.authors, ["author_id", "display_name", "profiles_count", "papers_count"]),
+        "author_names": (core.author_names, ["name_variant", "author_id", "mentions_count"]),
+        "author_profiles": (core.author_profiles, ["source", "source_profile_id", "author_id", "method"]),
+        "authorships": (core.authorships, ["paper_id", "author_id", "evidence"]),
+        "match_review": (core.match_review, ["entity_type", "left_label", "right_label", "score"]),
+        "id_redirects": (core.id_redirects, ["entity_type", "old_id", "new_id", "reason"]),
+    }
+    extra_meta = {
+        "papers": {"listings_resolved": stats["listings_resolved"], "listings_merged": stats["listings_merged"],
+                   "match_methods": stats["paper_methods"], "resolved_through": str(until)},
+        "authors": {"author_mentions": stats["author_mentions"]},
+        "match_review": {"review_queue": stats["review_queue"]},
+        "id_redirects": {"redirects_new": stats["redirects_new"],
+                         "overrides_file": str(overrides_path()),
+                         "overrides_applied": "\n".join(stats["overrides_applied"]) or "none",
+                         "overrides_unmatched": "\n".join(stats["overrides_unmatched"]) or "none"},
+    }
+    for name, (frame, cols) in frames.items():
+        yield dg.MaterializeResult(
+            asset_key=["core", name],
+            metadata={"dagster/row_count": frame.height, "preview": preview(frame, cols), **extra_meta.get(name, {})},
+        )
+
+
+def _has_table(con, table: str) -> bool:
+    schema, name = table.split(".")
+    return bool(con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [schema, name]
+    ).fetchall()[0][0])

@@ -1,0 +1,212 @@
+"""enrichment layer: full author lists, arXiv metadata and OpenAlex citation counts for listed papers.
+
+Two steps per partition, each replacing its tables' slice in one transaction:
+
+1. ``arxiv_enrichment`` → ``enrichment/arxiv_works``, ``enrichment/arxiv_title_searches``
+2. ``openalex_enrichment`` → ``enrichment/openalex_works``, ``enrichment/openalex_authors``,
+   ``enrichment/author_lists`` (built here, after both APIs: arXiv's lists carry OpenAlex's ORCIDs)
+
+They read ``staging`` (not ``core``: core reads ``enrichment.author_lists``, so core runs after
+these). What is looked up, and why: ``pipelines/enrichment.py``. Whether it runs at all:
+``EnrichmentResource`` — without a contact address the steps write empty slices, do no I/O and
+say so in their metadata. API failures and a spent budget are reported, never raised.
+"""
+
+# No ``from __future__ import annotations``: Dagster reads the asset functions' annotations at
+# definition time (context type, resources) and rejects them as strings.
+from datetime import date
+from typing import Any
+
+import dagster as dg
+import polars as pl
+
+from pipelines import enrichment as enrich
+from pipelines import warehouse
+from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
+from pipelines.partitions import daily_partitions, partition_dates
+from pipelines.resources.enrichment import EnrichmentResource
+from pipelines.resources.warehouse import WarehouseResource
+
+STAGING = [["staging", "listings"], ["staging", "profiles"]]
+ARXIV_TABLES = {
+    "arxiv_works": (
+        enrich.ARXIV_WORKS_SCHEMA,
+        "arXiv records of the listed papers, as of the capture date: full author list, versions, "
+        "categories, journal DOI. Found by the arXiv id a listing carries (matched_by='id') or by exact "
+        "title plus a shared author (matched_by='title').",
+        ["arxiv_id", "title", "authors", "primary_category", "matched_by"],
+    ),
+    "arxiv_title_searches": (
+        enrich.TITLE_SEARCH_SCHEMA,
+        "Exact-title searches on arXiv for listings without an id (at most max_title_searches a night) "
+        "and their outcome: found, not_found, rejected (same title, no author in common) or error.",
+        ["title", "outcome", "arxiv_id", "detail"],
+    ),
+}
+OPENALEX_TABLES = {
+    "openalex_works": (
+        enrich.OPENALEX_WORKS_SCHEMA,
+        "OpenAlex works of the listed papers, as of the capture date: cited_by_count and counts_by_year "
+        "(marts.citations builds per-paper series from them). By arXiv DOI, or by title for papers arXiv "
+        "does not have.",
+        ["openalex_id", "arxiv_id", "title", "cited_by_count", "matched_by"],
+    ),
+    "openalex_authors": (
+        enrich.OPENALEX_AUTHORS_SCHEMA,
+        "OpenAlex authors looked up by the ORCIDs the works carry (profile owners first): works, "
+        "citations, h-index as OpenAlex computes them.",
+        ["openalex_id", "orcid", "display_name", "works_count", "h_index"],
+    ),
+    "author_lists": (
+        enrich.AUTHOR_LISTS_SCHEMA,
+        "One row per author of each enriched paper: the full list that replaces truncated bylines as "
+        "authorship evidence (core joins it on arxiv_id), with ORCID and OpenAlex author id where known.",
+        ["arxiv_id", "author_position", "name", "evidence", "orcid"],
+    ),
+}
+# What downstream steps depend on (core reads author_lists and, for title matches,
+# arxiv_title_searches; marts.citations reads openalex_works).
+ENRICHMENT_KEYS = [dg.AssetKey(["enrichment", name]) for name in (*ARXIV_TABLES, *OPENALEX_TABLES)]
+
+
+def _specs(tables: dict, deps: list) -> list[dg.AssetSpec]:
+    return [
+        dg.AssetSpec(["enrichment", name], deps=deps, group_name="enrichment",
+                     kinds={"duckdb", "polars", "python"}, description=desc)
+        for name, (_schema, desc, _cols) in tables.items()
+    ]
+
+
+def _metadata_value(value: Any) -> Any:
+    if isinstance(value, (dict, list)):
+        return dg.MetadataValue.json(value)
+    return "none" if value is None else value
+
+
+def _emit(tables: dict, frames: dict[str, list[pl.DataFrame]], common: dict[str, Any]):
+    for name, (schema, _desc, columns) in tables.items():
+        parts = frames.get(name) or []
+        frame = pl.concat(parts) if parts else enrich.empty(schema)
+        yield dg.MaterializeResult(
+            asset_key=["enrichment", name],
+            metadata={"dagster/row_count": frame.height, "preview": preview(frame, columns),
+                      **{k: _metadata_value(v) for k, v in common.items()}},
+        )
+
+
+def _report(reports: dict[date, dict[str, Any]]) -> dict[str, Any]:
+    """One day's report as is; a ranged run's per day."""
+    if len(reports) == 1:
+        return next(iter(reports.values()))
+    return {"by_partition": {d.isoformat(): r for d, r in sorted(reports.items())}}
+
+
+def _write_empty(warehouse_db: WarehouseResource, tables: dict, days: list[date]) -> None:
+    with warehouse_db.connect() as con:
+        for day in days:
+            warehouse.replace_slice(
+                con, [(f"enrichment.{name}", enrich.empty({"partition_date": pl.Date, **schema}))
+                      for name, (schema, _d, _c) in tables.items()],
+                where="partition_date = ?", params=[day],
+            )
+
+
+def _staging(con, day: date) -> tuple[pl.DataFrame, pl.DataFrame]:
+    listings = warehouse.read_frame(
+        con, "SELECT partition_date, source, source_profile_id, title, year, arxiv_id, byline_authors "
+             "FROM staging.listings WHERE partition_date <= ?", [day])
+    profiles = warehouse.read_frame(
+        con, "SELECT partition_date, source, source_profile_id, name FROM staging.profiles WHERE partition_date <= ?", [day])
+    return listings, profiles
+
+
+@dg.multi_asset(
+    name="arxiv_enrichment",
+    specs=_specs(ARXIV_TABLES, STAGING),
+    partitions_def=daily_partitions,
+    pool=WAREHOUSE_POOL,
+    retry_policy=RETRY,
+)
+def arxiv_enrichment(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, enrichment: EnrichmentResource):
+    """Fetch arXiv records for the papers listed up to the partition; search titles without an id."""
+    days = partition_dates(context)
+    status = enrichment.status()
+    for warning in status.warnings:
+        context.log.warning(warning)
+    if not status.enabled:
+        context.log.info(f"arXiv enrichment {status.reason}")
+        _write_empty(warehouse_db, ARXIV_TABLES, days)
+        yield from _emit(ARXIV_TABLES, {}, {"enrichment": status.reason})
+        return
+    limits = enrichment.limits()
+    frames: dict[str, list[pl.DataFrame]] = {name: [] for name in ARXIV_TABLES}
+    reports: dict[date, dict[str, Any]] = {}
+    with enrichment.clients() as api:
+        for day in days:
+            # Read, close, fetch, reopen, write: no DuckDB connection is held while waiting on arXiv.
+            with warehouse_db.connect() as con:
+                listings, profiles = _staging(con, day)
+                searches = warehouse.read_frame(con, "SELECT * FROM enrichment.arxiv_title_searches")
+            result = enrich.enrich_arxiv(api.arxiv, listings=listings, profiles=profiles, searches=searches,
+                                         day=day, limits=limits)
+            works = enrich.with_partition(result.works, day)
+            searched = enrich.with_partition(result.title_searches, day)
+            with warehouse_db.connect() as con:
+                warehouse.replace_slice(
+                    con, [("enrichment.arxiv_works", works), ("enrichment.arxiv_title_searches", searched)],
+                    where="partition_date = ?", params=[day],
+                )
+            frames["arxiv_works"].append(works)
+            frames["arxiv_title_searches"].append(searched)
+            reports[day] = result.report
+            if result.report.get("stopped"):
+                context.log.warning(f"arXiv stopped for {day}: {result.report['stopped']}")
+    yield from _emit(ARXIV_TABLES, frames, {"enrichment": "enabled", "arxiv": _report(reports),
+                                            "api": enrichment.describe()})
+
+
+@dg.multi_asset(
+    name="openalex_enrichment",
+    specs=_specs(OPENALEX_TABLES, [*STAGING, *(["enrichment", name] for name in ARXIV_TABLES)]),
+    partitions_def=daily_partitions,
+    pool=WAREHOUSE_POOL,
+    retry_policy=RETRY,
+)
+def openalex_enrichment(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, enrichment: EnrichmentResource):
+    """Look the partition's papers (and their ORCID authors) up in OpenAlex; build the full author lists."""
+    days = partition_dates(context)
+    status = enrichment.status()
+    if not status.enabled:
+        context.log.info(f"OpenAlex enrichment {status.reason}")
+        _write_empty(warehouse_db, OPENALEX_TABLES, days)
+        yield from _emit(OPENALEX_TABLES, {}, {"enrichment": status.reason})
+        return
+    limits = enrichment.limits()
+    frames: dict[str, list[pl.DataFrame]] = {name: [] for name in OPENALEX_TABLES}
+    reports: dict[date, dict[str, Any]] = {}
+    with enrichment.clients() as api:
+        for day in days:
+            with warehouse_db.connect() as con:
+                listings, profiles = _staging(con, day)
+                searches = warehouse.read_frame(con, "SELECT * FROM enrichment.arxiv_title_searches")
+                arxiv_works = warehouse.read_frame(
+                    con, "SELECT * FROM enrichment.arxiv_works WHERE partition_date = ?", [day])
+                matched = con.execute(
+                    "SELECT DISTINCT title_key FROM enrichment.openalex_works "
+                    "WHERE matched_by = 'title' AND title_key IS NOT NULL AND partition_date <> ?", [day]).fetchall()
+            result = enrich.enrich_openalex(
+                api.openalex, listings=listings, profiles=profiles, searches=searches, arxiv_works=arxiv_works,
+                day=day, limits=limits, previously_matched=[m[0] for m in matched],
+            )
+            out = {"openalex_works": result.works, "openalex_authors": result.authors, "author_lists": result.author_lists}
+            out = {name: enrich.with_partition(frame, day) for name, frame in out.items()}
+            with warehouse_db.connect() as con:
+                warehouse.replace_slice(con, [(f"enrichment.{name}", frame) for name, frame in out.items()],
+                                        where="partition_date = ?", params=[day])
+            for name, frame in out.items():
+                frames[name].append(frame)
+            reports[day] = result.report
+            if result.report.get("stopped"):
+                context.log.warning(f"OpenAlex stopped for {day}: {result.report['stopped']}")
+    yield from _emit(OPENALEX_TABLES, frames, {"enrichment": "enabled", "openalex": _report(reports),
+                                               "api": enrichment.describe()})

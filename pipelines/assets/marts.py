@@ -1,0 +1,80 @@
+"""marts layer: metrics and citations with provenance, novelty and AI scores, collaboration edges."""
+
+import dagster as dg
+
+from pipelines import marts, warehouse
+from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
+from pipelines.partitions import daily_partitions, partition_dates
+from pipelines.resources import WarehouseResource
+
+CORE = lambda *names: [["core", n] for n in names]  # noqa: E731
+COMMON = dict(group_name="marts", partitions_def=daily_partitions, pool=WAREHOUSE_POOL, retry_policy=RETRY)
+
+
+def _result(con, table: str, columns: list[str], **extra) -> dg.MaterializeResult:
+    frame = warehouse.read_frame(con, f"SELECT * FROM {table} LIMIT 5")
+    count = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    return dg.MaterializeResult(metadata={"dagster/row_count": count, "preview": preview(frame, columns), **extra})
+
+
+@dg.asset(key=["marts", "author_metrics"], deps=[["staging", "profiles"], *CORE("author_profiles", "authorships")],
+          kinds={"duckdb", "sql"}, **COMMON,
+          description="Per profile and capture date: every metric the source reports (h-index, citations, "
+          "papers/works, followers, trust, Novelty %, AI Score) next to what the warehouse recomputes, with "
+          "provenance and the flags h_index_implausible and listing_incomplete. SQL: sql/marts/author_metrics.sql")
+def author_metrics(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse_db.connect() as con:
+        for day in partition_dates(context):
+            marts.build_author_metrics(con, day)
+        days = [d for d in partition_dates(context)]
+        flagged = con.execute(
+            "SELECT count(*) FILTER (h_index_implausible), count(*) FILTER (listing_incomplete) "
+            "FROM marts.author_metrics WHERE as_of BETWEEN ? AND ?", [days[0], days[-1]]).fetchall()[0]
+        return _result(con, "marts.author_metrics",
+                       ["source", "profile_name", "reported_h_index", "h_index_upper_bound", "h_index_implausible", "listing_incomplete"],
+                       h_index_implausible=flagged[0], listing_incomplete=flagged[1])
+
+
+@dg.asset(key=["marts", "citations"], deps=[["staging", "profiles"], *CORE("author_profiles", "papers")],
+          kinds={"duckdb", "sql"}, **COMMON,
+          description="Citation counts over time with the change since the previous capture: per profile "
+          "(reported totals) and per paper (OpenAlex, when enriched). Rebuilt over the whole history, so a "
+          "backfill fills the series. SQL: sql/marts/citations.sql")
+def citations(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse_db.connect() as con:
+        marts.build_citations(con)
+        return _result(con, "marts.citations", ["level", "source", "source_profile_id", "as_of", "citations", "change"])
+
+
+@dg.asset(key=["marts", "paper_scores"], deps=CORE("papers", "paper_listings"),
+          kinds={"duckdb", "polars"}, **COMMON,
+          description="Per paper: the score sources report (Scholar Feed) and our own novelty score — distance "
+          "to the most similar earlier papers in the same category (TF-IDF), its percentile within category "
+          "and year, and the share of new terms. Definition: docs/scoring.md")
+def paper_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse_db.connect() as con:
+        frame = marts.build_paper_scores(con)
+        return _result(con, "marts.paper_scores", ["paper_id", "category", "novelty_raw", "novelty_percentile", "novelty_score"],
+                       method_version=marts.METHOD_VERSION, cold_start=int(frame["cold_start"].sum() or 0)
+                       if "cold_start" in frame.columns else 0)
+
+
+@dg.asset(key=["marts", "author_scores"], deps=[["marts", "paper_scores"], *CORE("authors", "authorships", "author_profiles")],
+          kinds={"duckdb", "sql"}, **COMMON,
+          description="Per author and source: reported Novelty % and AI Score, and our computed author novelty "
+          "(mean paper percentile, with the paper count behind it). SQL: sql/marts/author_scores.sql")
+def author_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse_db.connect() as con:
+        marts.build_author_scores(con)
+        return _result(con, "marts.author_scores", ["author_id", "source", "reported_novelty_pct", "computed_novelty", "papers_scored"])
+
+
+@dg.asset(key=["marts", "collaboration_edges"], deps=CORE("authorships", "papers"),
+          kinds={"duckdb", "sql"}, **COMMON,
+          description="One row per unordered author pair who share a paper: papers_count, first/last year, the "
+          "paper ids and the evidence. No self-edges; truncated bylines never invent edges. "
+          "SQL: sql/marts/collaboration_edges.sql")
+def collaboration_edges(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse_db.connect() as con:
+        marts.build_collaboration_edges(con)
+        return _result(con, "marts.collaboration_edges", ["author_a", "author_b", "papers_count", "first_year", "last_year"])

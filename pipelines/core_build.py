@@ -1,0 +1,374 @@
+"""Build the core tables from staging: resolve papers and authors, give them stable ids, apply
+the user's overrides, and lay out core.* rows. No Dagster imports; the asset reads and writes.
+
+Evidence keys (stable from night to night, so ids can be too):
+- a listing: ``staging.listings.listing_key`` (source, profile, title key, year);
+- a profile owner on one listing: ``owner:<listing_key>``;
+- a byline name on one listing: ``byline:<listing_key>:<name key>``.
+The matchers work on collapsed rows (one per paper and name), so the cost follows distinct
+evidence, not the number of nights stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+import polars as pl
+
+from pipelines.identity.overrides import Overrides, apply_overrides
+from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
+from pipelines.resolution import resolve_authors, resolve_papers
+from pipelines.textnorm import match_key, normalize_text
+
+EVIDENCE_RANK = {"profile": 0, "arxiv": 1, "openalex": 2, "byline": 3}
+
+
+@dataclass
+class CoreTables:
+    papers: pl.DataFrame
+    paper_listings: pl.DataFrame
+    authors: pl.DataFrame
+    author_names: pl.DataFrame
+    author_profiles: pl.DataFrame
+    authorships: pl.DataFrame
+    match_review: pl.DataFrame
+    id_redirects: pl.DataFrame
+    paper_registry: pl.DataFrame
+    author_registry: pl.DataFrame
+    stats: dict = field(default_factory=dict)
+
+    def writes(self) -> list[tuple[str, pl.DataFrame]]:
+        return [
+            ("core.papers", self.papers), ("core.paper_listings", self.paper_listings),
+            ("core.authors", self.authors), ("core.author_names", self.author_names),
+            ("core.author_profiles", self.author_profiles), ("core.authorships", self.authorships),
+            ("core.match_review", self.match_review), ("core.id_redirects", self.id_redirects),
+            ("core.paper_id_registry", self.paper_registry.rename({"key": "listing_key", "id": "paper_id"})),
+            ("core.author_id_registry", self.author_registry.rename({"key": "mention_key", "id": "author_id"})),
+        ]
+
+
+def build_core(
+    listings: pl.DataFrame,
+    profiles: pl.DataFrame,
+    *,
+    paper_registry: pl.DataFrame,
+    author_registry: pl.DataFrame,
+    redirects: pl.DataFrame,
+    overrides: Overrides,
+    today: date,
+    extra_authorships: pl.DataFrame | None = None,
+) -> CoreTables:
+    """listings/profiles: staging rows of every partition in the window (several nights allowed).
+
+    extra_authorships (optional, from enrichment): ``listing_key``-free rows ``arxiv_id``, ``name``,
+    ``author_position``, ``evidence`` ('arxiv'|'openalex'), ``orcid`` — full author lists that replace
+    truncated bylines as authorship evidence.
+    """
+    redirects = redirects.select(["entity_type", *REDIRECT_SCHEMA]) if redirects.height else pl.DataFrame(
+        schema={"entity_type": pl.String, **REDIRECT_SCHEMA})
+    latest = listings.sort(["partition_date", "listing_id"], descending=[True, False]).unique("listing_key", keep="first", maintain_order=True)
+    owners = (
+        profiles.sort("partition_date", descending=True)
+        .unique(["source", "source_profile_id"], keep="first")
+        .select("source", "source_profile_id", owner_name="name", last_captured="partition_date")
+    )
+    latest = latest.join(owners, on=["source", "source_profile_id"], how="left")
+
+    # ---- papers -------------------------------------------------------------------------------
+    records = latest.select(
+        record_id="listing_key",
+        title="title",
+        # The owner is an author of every paper on their profile, even when a truncated byline hides them.
+        authors=pl.when(pl.col("owner_name").is_not_null())
+        .then(pl.col("byline_authors").list.concat(pl.concat_list("owner_name")).list.unique(maintain_order=True))
+        .otherwise(pl.col("byline_authors")),
+        venue="venue",
+        year="year",
+        source="source",
+        arxiv_id="arxiv_id",
+    )
+    paper_match, paper_review = resolve_papers(records)
+    paper_ids = assign_stable_ids(
+        paper_match.select(key="record_id", cluster="paper_id"),
+        _registry(paper_registry, "listing_key", "paper_id"), prefix="P", today=today,
+    )
+    members = (
+        paper_match.select(key="record_id", cluster="paper_id", method="method", score="score")
+        .join(paper_ids.cluster_ids, on="cluster")
+        .join(latest.select(key="listing_key", label="title"), on="key")
+        .with_columns(profile=pl.lit(None, pl.String))
+    )
+    id_age = _id_age(paper_ids.registry)
+    redirect_map = _redirect_map(redirects, "paper")
+    paper_over = apply_overrides(members.select("key", "id", "label", "profile"), overrides.for_entity("paper"),
+                                 prefix="P", id_age=id_age, redirects=redirect_map, today=today)
+    key_to_paper = (
+        members.select("key", "method", "score", algo_id="id")
+        .join(paper_over.members.select("key", "id"), on="key")
+        .with_columns(method=pl.when(pl.col("id") != pl.col("algo_id")).then(pl.lit("override")).otherwise(pl.col("method")))
+        .rename({"key": "listing_key", "id": "paper_id"})
+    )
+    paper_listings = (
+        listings.select("listing_id", "listing_key")
+        .join(key_to_paper, on="listing_key")
+        .select("listing_id", "paper_id", "method", pl.col("score").cast(pl.Float64))
+        .sort("listing_id")
+    )
+    listed = listings.join(key_to_paper.select("listing_key", "paper_id"), on="listing_key")
+    latest = latest.join(key_to_paper.select("listing_key", "paper_id"), on="listing_key")
+
+    # ---- author mentions ----------------------------------------------------------------------
+    owner_mentions = latest.filter(pl.col("owner_name").is_not_null()).select(
+        key=pl.concat_str(pl.lit("owner:"), "listing_key"),
+        name="owner_name", paper_id="paper_id", source="source", source_profile_id="source_profile_id",
+        is_profile_owner=pl.lit(True), author_position=pl.lit(None, pl.Int32), coauthors="byline_authors",
+        evidence=pl.lit("profile"),
+    )
+    byline_mentions = (
+        latest.select("listing_key", "paper_id", "source", "byline_authors", "owner_name")
+        .with_columns(author_position=pl.int_ranges(1, pl.col("byline_authors").list.len() + 1))
+        .explode(["byline_authors", "author_position"])
+        .filter(pl.col("byline_authors").is_not_null())
+        .with_columns(name=pl.col("byline_authors"))
+        .join(
+            latest.select("listing_key", all_names="byline_authors"), on="listing_key"
+        )
+        .select(
+            key=pl.concat_str(pl.lit("byline:"), "listing_key", pl.lit(":"), pl.col("name").map_elements(match_key, return_dtype=pl.String)),
+            name="name", paper_id="paper_id", source="source", source_profile_id=pl.lit(None, pl.String),
+            is_profile_owner=pl.lit(False), author_position=pl.col("author_position").cast(pl.Int32),
+            coauthors=pl.col("all_names").list.set_difference(pl.concat_list("name")),
+            evidence=pl.lit("byline"),
+        )
+    )
+    mentions = pl.concat([owner_mentions, byline_mentions], how="vertical_relaxed").unique("key", keep="first", maintain_order=True)
+    extra = _extra_mentions(extra_authorships, key_to_paper, latest)
+    if extra is not None:
+        mentions = pl.concat([mentions, extra], how="vertical_relaxed").unique("key", keep="first", maintain_order=True)
+
+    # Collapse: one matcher row per (paper, owner profile) and per (paper, name key).
+    mentions = mentions.with_columns(
+        group=pl.when(pl.col("is_profile_owner"))
+        .then(pl.concat_str(pl.lit("o|"), "paper_id", pl.lit("|"), "source", pl.lit("|"), "source_profile_id"))
+        .otherwise(pl.concat_str(pl.lit("n|"), "paper_id", pl.lit("|"), pl.col("name").map_elements(match_key, return_dtype=pl.String)))
+    )
+    papers_info = latest.group_by("paper_id").agg(pl.col("title").first(), pl.col("year").first(), pl.col("venue").first())
+    collapsed = (
+        mentions.group_by("group").agg(
+            pl.col("key").min().alias("mention_id"), pl.col("name").first(), pl.col("paper_id").first(),
+            pl.col("coauthors").list.explode(keep_nulls=False, empty_as_null=False).unique().sort().alias("coauthors"),
+            pl.col("source").first(), pl.col("source_profile_id").first(), pl.col("is_profile_owner").first(),
+        )
+        .join(papers_info, on="paper_id", how="left")
+        .with_columns(affiliation=pl.lit(None, pl.String), coauthors=pl.col("coauthors").list.drop_nulls())
+        .sort("mention_id")
+    )
+    author_match, author_review = resolve_authors(collapsed.drop("group"))
+    group_to_cluster = collapsed.select("group", "mention_id").join(
+        author_match.select("mention_id", cluster="author_id", a_method="method", a_score="score"), on="mention_id")
+    mentions = mentions.join(group_to_cluster.drop("mention_id"), on="group")
+    author_ids = assign_stable_ids(
+        mentions.select("key", "cluster"), _registry(author_registry, "mention_key", "author_id"),
+        prefix="A", today=today,
+    )
+    a_members = mentions.join(author_ids.cluster_ids, on="cluster").with_columns(
+        label=pl.col("name"),
+        profile=pl.when(pl.col("is_profile_owner")).then(pl.concat_str("source", pl.lit(":"), "source_profile_id")),
+    )
+    author_over = apply_overrides(a_members.select("key", "id", "label", "profile"), overrides.for_entity("author"),
+                                  prefix="A", id_age=_id_age(author_ids.registry),
+                                  redirects=_redirect_map(redirects, "author"), today=today)
+    a_members = a_members.drop("id").join(author_over.members.select("key", "id"), on="key").rename({"id": "author_id"})
+
+    # ---- core tables --------------------------------------------------------------------------
+    authorships = (
+        a_members.with_columns(rank=pl.col("evidence").replace_strict(EVIDENCE_RANK, return_dtype=pl.Int32))
+        .sort(["paper_id", "author_id", "rank", "author_position"], nulls_last=True)
+        .group_by("paper_id", "author_id", maintain_order=True)
+        .agg(
+            pl.col("evidence").first(),
+            pl.col("evidence").unique().sort().alias("evidence_all"),
+            pl.col("author_position").drop_nulls().min().alias("author_position"),
+            pl.col("name").filter(pl.col("evidence") != "profile").first().alias("name_as_listed"),
+        )
+        .sort(["paper_id", "author_id"])
+    )
+    paper_authors = authorships.group_by("paper_id").agg(pl.len().alias("authors_known"))
+    byline_complete = latest.group_by("paper_id").agg(
+        ((pl.col("byline_authors").list.len() > 0) & ~pl.col("byline_truncated")).any().alias("byline_complete"))
+    if extra_authorships is not None and extra_authorships.height:
+        full = a_members.filter(pl.col("evidence").is_in(["arxiv", "openalex"]))["paper_id"].unique()
+        byline_complete = byline_complete.with_columns(
+            byline_complete=pl.col("byline_complete") | pl.col("paper_id").is_in(full.to_list()))
+
+    papers = (
+        listed.group_by("paper_id").agg(
+            _mode("title").alias("title"),
+            pl.col("abstract").drop_nulls().sort_by(pl.col("abstract").drop_nulls().str.len_chars(), descending=True).first().alias("abstract"),
+            _mode("year").alias("year"),
+            pl.col("pub_date").drop_nulls().min().alias("pub_date"),
+            _mode("category").alias("category"),
+            pl.col("arxiv_id").drop_nulls().min().alias("arxiv_id"),
+            _mode("venue").alias("venue"),
+            pl.col("listing_key").n_unique().cast(pl.Int32).alias("listings_count"),
+            pl.concat_str("source", pl.lit(":"), "source_profile_id").n_unique().cast(pl.Int32).alias("profiles_count"),
+            pl.col("source").unique().sort().alias("sources"),
+            pl.col("partition_date").min().alias("first_seen"),
+            pl.col("partition_date").max().alias("last_seen"),
+        )
+        .with_columns(title_normalized=pl.col("title").map_elements(normalize_text, return_dtype=pl.String),
+                      doi=pl.lit(None, pl.String))
+        .join(paper_authors, on="paper_id", how="left")
+        .join(byline_complete, on="paper_id", how="left")
+        .with_columns(pl.col("authors_known").fill_null(0).cast(pl.Int32), pl.col("byline_complete").fill_null(False))
+        .sort("paper_id")
+    )
+
+    name_first_seen = author_ids.registry.rename({"key": "key_r"})
+    authors = (
+        a_members.join(name_first_seen.select(pl.col("key_r").alias("key"), "first_seen"), on="key", how="left")
+        .group_by("author_id").agg(
+            _display_name().alias("display_name"),
+            pl.col("source_profile_id").drop_nulls().n_unique().cast(pl.Int32).alias("profiles_count"),
+            pl.col("paper_id").n_unique().cast(pl.Int32).alias("papers_count"),
+            pl.col("name").n_unique().cast(pl.Int32).alias("names_count"),
+            pl.col("first_seen").min().fill_null(today).alias("first_seen"),
+        )
+        .with_columns(name_key=pl.col("display_name").map_elements(match_key, return_dtype=pl.String),
+                      orcid=pl.lit(None, pl.String), openalex_id=pl.lit(None, pl.String))
+        .sort("author_id")
+    )
+    author_names = (
+        a_members.group_by("name", "author_id").agg(
+            pl.len().cast(pl.Int32).alias("mentions_count"), pl.col("source").unique().sort().alias("sources"))
+        .rename({"name": "name_variant"}).sort(["author_id", "name_variant"])
+    )
+    assigned = {f"{a['source']}:{a['source_profile_id']}" for a in overrides.profile_assignments}
+    author_profiles = (
+        a_members.filter(pl.col("is_profile_owner"))
+        .group_by("source", "source_profile_id").agg(
+            pl.col("author_id").mode().min().alias("author_id"), pl.col("name").first().alias("profile_name"))
+        .join(owners.select("source", "source_profile_id", "last_captured"), on=["source", "source_profile_id"], how="left")
+        .with_columns(
+            method=pl.when(pl.concat_str("source", pl.lit(":"), "source_profile_id").is_in(list(assigned)))
+            .then(pl.lit("override")).otherwise(pl.lit("algorithm")),
+            last_captured=pl.col("last_captured").fill_null(today),
+        )
+        .sort(["source", "source_profile_id"])
+    )
+
+    # ---- redirects and review queue -------------------------------------------------------------
+    live_papers = set(papers["paper_id"].to_list())
+    live_authors = set(authors["author_id"].to_list())
+    new_redirects = []
+    for entity, algo, over, live in (
+        ("paper", paper_ids.redirects, paper_over.redirects, live_papers),
+        ("author", author_ids.redirects, author_over.redirects, live_authors),
+    ):
+        old = redirects.filter((pl.col("entity_type") == entity) & (pl.col("reason") != "override")).drop("entity_type")
+        merged = merge_redirects(old, pl.concat([algo, over]), live)
+        new_redirects.append(merged.with_columns(entity_type=pl.lit(entity)))
+    id_redirects = pl.concat(new_redirects).select("entity_type", "old_id", "new_id", "reason", "redirected_on")
+
+    review = _review_rows(paper_review, author_review, key_to_paper, collapsed, a_members, papers, authors)
+
+    stats = {
+        "listings_resolved": latest.height,
+        "papers": papers.height,
+        "listings_merged": latest.height - papers.height,
+        "authors": authors.height,
+        "author_mentions": mentions.height,
+        "review_queue": review.height,
+        "redirects_new": paper_ids.redirects.height + author_ids.redirects.height,
+        "overrides_applied": paper_over.applied + author_over.applied,
+        "overrides_unmatched": paper_over.unmatched + author_over.unmatched,
+        "paper_methods": dict(paper_listings.group_by("method").len().sort("method").iter_rows()),
+    }
+    return CoreTables(
+        papers=papers, paper_listings=paper_listings, authors=authors, author_names=author_names,
+        author_profiles=author_profiles, authorships=authorships, match_review=review, id_redirects=id_redirects,
+        paper_registry=paper_ids.registry, author_registry=author_ids.registry, stats=stats,
+    )
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+
+def _mode(column: str) -> pl.Expr:
+    """Most common non-null value; ties broken by the smallest value (deterministic)."""
+    return pl.col(column).drop_nulls().mode().sort().first()
+
+
+def _display_name() -> pl.Expr:
+    """Prefer the name a profile owner uses; else the most common byline form, longest first."""
+    owner_names = pl.col("name").filter(pl.col("is_profile_owner"))
+    return pl.coalesce(owner_names.mode().sort().first(), pl.col("name").mode().sort_by(pl.col("name").mode().str.len_chars(), descending=True).first())
+
+
+def _registry(frame: pl.DataFrame, key: str, ident: str) -> pl.DataFrame:
+    if frame.height == 0:
+        return pl.DataFrame(schema=REGISTRY_SCHEMA)
+    return frame.select(key=pl.col(key), id=pl.col(ident), first_seen=pl.col("first_seen")).cast(REGISTRY_SCHEMA)
+
+
+def _id_age(registry: pl.DataFrame) -> dict:
+    return dict(registry.group_by("id").agg(pl.col("first_seen").min()).iter_rows())
+
+
+def _redirect_map(redirects: pl.DataFrame, entity: str) -> dict[str, str]:
+    return dict(redirects.filter(pl.col("entity_type") == entity).select("old_id", "new_id").iter_rows())
+
+
+def _extra_mentions(extra: pl.DataFrame | None, key_to_paper: pl.DataFrame, latest: pl.DataFrame) -> pl.DataFrame | None:
+    if extra is None or extra.height == 0:
+        return None
+    by_arxiv = latest.filter(pl.col("arxiv_id").is_not_null()).group_by("arxiv_id").agg(pl.col("paper_id").first())
+    rows = extra.join(by_arxiv, on="arxiv_id")
+    if rows.height == 0:
+        return None
+    names = rows.group_by("arxiv_id").agg(pl.col("name").alias("all_names"))
+    return rows.join(names, on="arxiv_id").select(
+        key=pl.concat_str(pl.col("evidence"), pl.lit(":"), "arxiv_id", pl.lit(":"), pl.col("name").map_elements(match_key, return_dtype=pl.String)),
+        name="name", paper_id="paper_id", source=pl.col("evidence"), source_profile_id=pl.lit(None, pl.String),
+        is_profile_owner=pl.lit(False), author_position=pl.col("author_position").cast(pl.Int32),
+        coauthors=pl.col("all_names").list.set_difference(pl.concat_list("name")), evidence="evidence",
+    )
+
+
+def _review_rows(paper_review, author_review, key_to_paper, collapsed, a_members, papers, authors) -> pl.DataFrame:
+    schema = {"review_id": pl.String, "entity_type": pl.String, "left_id": pl.String, "right_id": pl.String,
+              "left_label": pl.String, "right_label": pl.String, "score": pl.Float64, "evidence_for": pl.String,
+              "evidence_against": pl.String, "suggested_override": pl.String}
+    rows = []
+    paper_of = dict(key_to_paper.select("listing_key", "paper_id").iter_rows())
+    paper_title = dict(papers.select("paper_id", "title").iter_rows())
+    for r in paper_review.iter_rows(named=True):
+        left, right = paper_of.get(r["left_id"]), paper_of.get(r["right_id"])
+        if not left or not right or left == right:
+            continue
+        rows.append(("paper", left, right, paper_title.get(left), paper_title.get(right), r))
+    mention_author = dict(
+        collapsed.select("group", "mention_id").join(a_members.select("group", "author_id").unique("group"), on="group")
+        .select("mention_id", "author_id").iter_rows()
+    )
+    author_name = dict(authors.select("author_id", "display_name").iter_rows())
+    for r in author_review.iter_rows(named=True):
+        left, right = mention_author.get(r["left_id"]), mention_author.get(r["right_id"])
+        if not left or not right or left == right:
+            continue
+        rows.append(("author", left, right, author_name.get(left), author_name.get(right), r))
+    out = {}
+    for entity, left, right, ll, rl, r in rows:
+        if right < left:
+            left, right, ll, rl = right, left, rl, ll
+        review_id = f"{entity}:{left}:{right}"
+        if review_id in out and out[review_id]["score"] >= r["score"]:
+            continue
+        out[review_id] = {
+            "review_id": review_id, "entity_type": entity, "left_id": left, "right_id": right,
+            "left_label": ll, "right_label": rl, "score": float(r["score"]),
+            "evidence_for": r.get("evidence_for"), "evidence_against": r.get("evidence_against"),
+            "suggested_override": f'[[merge]]\nentity = "{entity}"\nids = ["{left}", "{right}"]',
+        }
+    return pl.DataFrame(list(out.values()), schema=schema).sort(["entity_type", "score"], descending=[False, True])

@@ -1,0 +1,144 @@
+"""From captures to rows: the pure logic behind raw.page_captures and the staging tables.
+
+The assets only read, call these, and write. No Dagster imports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import date, datetime, timezone
+from typing import Iterable
+
+import polars as pl
+
+from pipelines import parsing
+from pipelines.parsing.capture import profile_id_from_url
+from pipelines.sources.base import Capture
+from pipelines.textnorm import match_key
+
+RAW_SCHEMA = {
+    "capture_id": pl.String, "source": pl.String, "url": pl.String, "source_profile_id": pl.String,
+    "captured_at": pl.Datetime("us", "UTC"), "partition_date": pl.Date, "content_type": pl.String,
+    "http_status": pl.Int32, "body": pl.String, "body_bytes": pl.Binary, "encoding": pl.String,
+    "byte_size": pl.Int64, "origin": pl.String, "source_file": pl.String, "etag": pl.String,
+    "last_modified": pl.String, "fetch_ms": pl.Float64, "not_modified": pl.Boolean,
+    "fetch_reject": pl.String, "loaded_at": pl.Datetime("us", "UTC"),
+}
+
+PROFILE_SCHEMA = {
+    "capture_id": pl.String, "partition_date": pl.Date, "source": pl.String, "source_profile_id": pl.String,
+    "url": pl.String, "captured_at": pl.Datetime("us", "UTC"), "name": pl.String, "bio": pl.String,
+    "affiliation": pl.String, "trust_score": pl.Int32, "trust_tier": pl.String, "verification_level": pl.String,
+    "claimed": pl.Boolean, "declared_works": pl.Int32, "followers": pl.Int32, "topics": pl.Int32,
+    "close_collaborators": pl.Int32, "primary_category": pl.String, "primary_category_raw": pl.String,
+    "h_index": pl.Int32, "declared_papers": pl.Int32, "citations": pl.Int32, "novelty_pct": pl.Float64,
+    "ai_score": pl.Float64, "declared_items": pl.Int32, "listed_items": pl.Int32, "truncated": pl.Boolean,
+    "parser_version": pl.String,
+}
+
+LISTING_SCHEMA = {
+    "listing_id": pl.String, "listing_key": pl.String, "capture_id": pl.String, "partition_date": pl.Date,
+    "source": pl.String, "source_profile_id": pl.String, "position": pl.Int32, "title": pl.String,
+    "title_normalized": pl.String, "abstract": pl.String, "abstract_normalized": pl.String,
+    "pub_type": pl.String, "venue": pl.String, "year": pl.Int32, "pub_date": pl.Date,
+    "date_precision": pl.String, "date_raw": pl.String, "year_inferred": pl.Boolean, "category": pl.String,
+    "category_raw": pl.String, "has_code": pl.Boolean, "listing_score": pl.Float64,
+    "byline_authors": pl.List(pl.String), "byline_truncated": pl.Boolean, "arxiv_id": pl.String,
+    "arxiv_version": pl.Int32, "paper_url": pl.String, "code_urls": pl.List(pl.String),
+}
+
+REJECT_SCHEMA = {
+    "reject_id": pl.String, "capture_id": pl.String, "partition_date": pl.Date, "source": pl.String,
+    "url": pl.String, "reason": pl.String, "detail": pl.String, "position": pl.Int32,
+    "parser_version": pl.String,
+}
+
+
+def short_hash(*parts: object, length: int = 16) -> str:
+    return hashlib.sha256("\x1f".join("" if p is None else str(p) for p in parts).encode()).hexdigest()[:length]
+
+
+def listing_key(source: str, source_profile_id: str, title: str, year: int | None) -> str:
+    """Identity of 'this paper on this profile' that survives from night to night."""
+    return short_hash(source, source_profile_id, match_key(title), year)
+
+
+def raw_rows(captures: Iterable[Capture], partition_date: date, loaded_at: datetime | None = None) -> pl.DataFrame:
+    """One raw.page_captures row per capture. Identity (site, profile id from the URL) is cheap here;
+    the full parse happens in staging."""
+    loaded_at = loaded_at or datetime.now(timezone.utc)
+    rows = []
+    seen_urls: set[str] = set()
+    for cap in captures:
+        if cap.url in seen_urls:  # the same page twice in one partition: keep the first
+            continue
+        seen_urls.add(cap.url)
+        text, encoding = parsing.decode_body(cap.body)
+        source = parsing.detect_site(text or "", cap.url) if text is not None else "unknown"
+        rows.append({
+            "capture_id": cap.capture_id, "source": source, "url": cap.url,
+            "source_profile_id": profile_id_from_url(source, cap.url),
+            "captured_at": cap.captured_at, "partition_date": partition_date,
+            "content_type": cap.content_type or parsing.sniff_content_type(text or ""),
+            "http_status": cap.http_status, "body": text,
+            "body_bytes": None if text is not None else cap.body,
+            "encoding": encoding, "byte_size": len(cap.body), "origin": cap.origin,
+            "source_file": cap.source_file, "etag": cap.headers.get("etag"),
+            "last_modified": cap.headers.get("last-modified"), "fetch_ms": cap.fetch_ms,
+            "not_modified": cap.not_modified, "fetch_reject": cap.reject_reason,
+            "fetch_reject_detail": cap.reject_detail, "loaded_at": loaded_at,
+        })
+    frame = pl.DataFrame(rows, schema={**RAW_SCHEMA, "fetch_reject_detail": pl.String})
+    return frame
+
+
+def stage_captures(raw: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Parse the raw rows of one partition into (profiles, listings, rejects).
+
+    Every capture ends up as a profile, a reject, or both (a truncated page keeps its complete
+    items and rejects the rest). The same body seen at two urls in one partition is parsed once.
+    """
+    profiles, listings, rejects = [], [], []
+    done: set[str] = set()
+    for row in raw.iter_rows(named=True):
+        capture_id, partition_date = row["capture_id"], row["partition_date"]
+        if capture_id in done:
+            continue
+        done.add(capture_id)
+        base_reject = {"capture_id": capture_id, "partition_date": partition_date, "url": row["url"],
+                       "parser_version": parsing.PARSER_VERSION}
+        if row["fetch_reject"]:
+            rejects.append({**base_reject, "source": row["source"], "reason": row["fetch_reject"],
+                            "detail": row.get("fetch_reject_detail") or "rejected while fetching", "position": None})
+            continue
+        body = row["body"].encode("utf-8") if row["body"] is not None else (row["body_bytes"] or b"")
+        result = parsing.parse_capture(body, url=row["url"], captured_at=row["captured_at"], content_type=row["content_type"])
+        for rej in result.rejects:
+            rejects.append({**base_reject, "source": result.source, **rej})
+        if result.profile is None:
+            continue
+        profile_id = result.source_profile_id or row["source_profile_id"] or f"capture:{capture_id[:16]}"
+        profiles.append({
+            **result.profile, "capture_id": capture_id, "partition_date": partition_date,
+            "source": result.source, "source_profile_id": profile_id, "url": row["url"],
+            "captured_at": row["captured_at"], "parser_version": parsing.PARSER_VERSION,
+        })
+        for item in result.listings:
+            listings.append({
+                **item, "capture_id": capture_id, "partition_date": partition_date, "source": result.source,
+                "source_profile_id": profile_id,
+                "listing_id": short_hash(partition_date, capture_id, item["position"]),
+                "listing_key": listing_key(result.source, profile_id, item["title"], item.get("year")),
+            })
+    for rej in rejects:
+        rej["reject_id"] = short_hash(rej["partition_date"], rej["capture_id"], rej["reason"], rej.get("position"))
+    return (
+        _frame(profiles, PROFILE_SCHEMA),
+        _frame(listings, LISTING_SCHEMA),
+        _frame(rejects, REJECT_SCHEMA),
+    )
+
+
+def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
+    """Rows to a frame with exactly the contract's columns and types (extra keys ignored)."""
+    return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema)

@@ -1,0 +1,94 @@
+"""Building the marts: analyst-readable SQL from sql/marts/, plus the Polars novelty scorer.
+No Dagster imports; the assets call these with an open connection."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import duckdb
+import polars as pl
+
+from pipelines import warehouse
+from pipelines.scoring import METHOD_VERSION, score_paper_novelty
+
+MAX_AUTHORS_FOR_EDGES = 100
+
+
+def _insert_sql(con: duckdb.DuckDBPyConnection, table: str, sql_name: str, params: dict, where: str | None = None,
+                where_params: list | None = None) -> int:
+    """Replace a slice (or all) of ``table`` with the rows of sql/<sql_name>.sql, in one transaction."""
+    select = warehouse.read_sql(sql_name)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if where:
+            con.execute(f"DELETE FROM {table} WHERE {where}", where_params or [])
+        else:
+            con.execute(f"DELETE FROM {table}")
+        con.execute(f"INSERT INTO {table} BY NAME {select}", params)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return con.execute(f"SELECT count(*) FROM {table}" + (f" WHERE {where}" if where else ""), where_params or []).fetchall()[0][0]
+
+
+def build_author_metrics(con: duckdb.DuckDBPyConnection, as_of: date) -> int:
+    return _insert_sql(con, "marts.author_metrics", "marts/author_metrics", {"as_of": as_of},
+                       where="as_of = ?", where_params=[as_of])
+
+
+def _paper_citation_snapshots(con: duckdb.DuckDBPyConnection) -> None:
+    """Per-paper citation counts by fetch date, from enrichment when it exists (else none)."""
+    has_enrichment = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'enrichment' AND table_name = 'openalex_works'"
+    ).fetchall()[0][0]
+    if has_enrichment:
+        con.execute("""
+            CREATE OR REPLACE TEMP VIEW paper_citation_snapshots AS
+            SELECT 'openalex' AS source, p.paper_id, w.partition_date AS as_of,
+                   CAST(w.cited_by_count AS INTEGER) AS citations, w.openalex_id AS capture_id
+            FROM enrichment.openalex_works w
+            JOIN core.papers p ON p.arxiv_id = w.arxiv_id
+            WHERE w.cited_by_count IS NOT NULL
+            QUALIFY row_number() OVER (PARTITION BY p.paper_id, w.partition_date ORDER BY w.cited_by_count DESC) = 1
+        """)
+    else:
+        con.execute("""
+            CREATE OR REPLACE TEMP VIEW paper_citation_snapshots AS
+            SELECT CAST(NULL AS VARCHAR) AS source, CAST(NULL AS VARCHAR) AS paper_id, CAST(NULL AS DATE) AS as_of,
+                   CAST(NULL AS INTEGER) AS citations, CAST(NULL AS VARCHAR) AS capture_id
+            WHERE FALSE
+        """)
+
+
+def build_citations(con: duckdb.DuckDBPyConnection) -> int:
+    _paper_citation_snapshots(con)
+    return _insert_sql(con, "marts.citations", "marts/citations", {})
+
+
+def build_collaboration_edges(con: duckdb.DuckDBPyConnection) -> int:
+    return _insert_sql(con, "marts.collaboration_edges", "marts/collaboration_edges", {"max_authors": MAX_AUTHORS_FOR_EDGES})
+
+
+def build_author_scores(con: duckdb.DuckDBPyConnection) -> int:
+    return _insert_sql(con, "marts.author_scores", "marts/author_scores", {"method_version": METHOD_VERSION})
+
+
+def paper_scores_frame(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    papers = warehouse.read_frame(con, "SELECT paper_id, title, abstract, category, year, pub_date FROM core.papers")
+    reported = warehouse.read_frame(con, """
+        SELECT pl.paper_id, max(l.listing_score) AS reported_score, 'scholarfeed' AS reported_score_source
+        FROM core.paper_listings pl JOIN staging.listings l USING (listing_id)
+        WHERE l.listing_score IS NOT NULL
+        GROUP BY pl.paper_id
+    """)
+    scores = score_paper_novelty(papers)
+    return scores.join(reported, on="paper_id", how="left")
+
+
+def build_paper_scores(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    frame = paper_scores_frame(con)
+    columns = warehouse.table_columns(con, "marts.paper_scores")
+    frame = frame.select([c for c in columns if c in frame.columns])
+    warehouse.replace_slice(con, [("marts.paper_scores", frame)])
+    return frame

@@ -1,0 +1,319 @@
+"""Field-level readers shared by both site parsers: counts, dates, arXiv ids, bylines, boilerplate.
+
+Everything here works on one short string at a time, with regexes compiled once at import,
+so the per-page cost stays linear in the page size.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date, timedelta
+
+from pipelines.textnorm import find_urls, fold_unicode
+
+# --- counts -----------------------------------------------------------------------------------
+
+# A count as sites print it: "108", "1,234", "1 234" (also NBSP / thin space), "1.2k", "3M".
+NUMBER = r"(?:\d{1,3}(?:[,\u00a0\u202f ]\d{3})+(?!\d)|\d+(?:[.,]\d+)?[kKM]|\d+)"
+_SUFFIX_MULTIPLIER = {"k": 1_000, "K": 1_000, "M": 1_000_000}
+_DOT_THOUSANDS = re.compile(r"\d{1,3}(?:\.\d{3})+")
+_THOUSANDS_SEP = re.compile(r"[,\u00a0\u202f ]")
+
+
+def parse_count(raw: str | None) -> int | None:
+    """``'1,234'`` -> 1234, ``'1 234'`` -> 1234, ``'1.2k'`` -> 1200, ``'3M'`` -> 3000000; junk -> None."""
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not text:
+        return None
+    multiplier = 1
+    if text[-1] in _SUFFIX_MULTIPLIER:
+        multiplier = _SUFFIX_MULTIPLIER[text[-1]]
+        text = text[:-1].strip()
+        try:
+            return int(round(float(text.replace(",", ".")) * multiplier))
+        except (ValueError, OverflowError):
+            return None
+    # "1.234" with exact 3-digit groups is a thousands separator in a count, not a decimal.
+    if _DOT_THOUSANDS.fullmatch(text):
+        text = text.replace(".", "")
+    text = _THOUSANDS_SEP.sub("", text)
+    try:
+        return int(text) if text.isdecimal() else int(float(text))
+    except (ValueError, OverflowError):
+        return None
+
+
+def parse_float(raw: str | None) -> float | None:
+    if raw is None:
+        return None
+    try:
+        return float(raw.strip().replace(",", "."))
+    except ValueError:
+        return None
+
+
+# --- dates ------------------------------------------------------------------------------------
+
+MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_MONTH_NUMBER = {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+
+# The date part of a Scholar Feed meta row, in every form we accept (named groups).
+DATE = (
+    rf"(?:(?P<mon>{MONTH})\s?(?P<day>\d{{1,2}})(?:,\s?(?P<year>\d{{4}}))?"  # May 14 / Dec 15, 2025
+    rf"|(?P<mon_m>{MONTH})\s?,?\s?(?P<year_m>\d{{4}})"                     # May 2025
+    rf"|(?P<day_d>\d{{1,2}})\s(?P<mon_d>{MONTH})(?:,?\s(?P<year_d>\d{{4}}))?"  # 14 May 2025
+    rf"|(?P<year_y>(?:19|20)\d{{2}})"                                       # 2025
+    r"|(?P<rel_n>\d{1,3})\s?(?P<rel_unit>minute|hour|day|week)s?\s?ago"     # 3 days ago
+    r"|(?P<rel_word>today|yesterday))"
+)
+
+
+def month_number(raw: str) -> int:
+    return _MONTH_NUMBER[raw.strip(".")[:3].lower()]
+
+
+def infer_year(month: int, day: int, captured: date) -> int | None:
+    """The capture's year, or the year before when that lands after the capture (``Dec 18``
+    captured 2026-11-21 -> 2025). Feb 29 walks back to the last leap year. None if impossible."""
+    year = captured.year
+    for _ in range(9):
+        try:
+            candidate = date(year, month, day)
+        except ValueError:
+            year -= 1
+            continue
+        if candidate <= captured:
+            return year
+        year -= 1
+    return None
+
+
+def read_date(groups: dict[str, str | None], captured: date) -> dict:
+    """Turn the named groups of ``DATE`` into the listing's date columns.
+
+    pub_date is the exact day for day precision, the month's first day for month precision and
+    None for year precision (``year`` carries it)."""
+    out = {"year": None, "pub_date": None, "date_precision": None, "year_inferred": False}
+    mon = groups.get("mon") or groups.get("mon_d")
+    day = groups.get("day") or groups.get("day_d")
+    if mon and day:
+        m, d = month_number(mon), int(day)
+        year_raw = groups.get("year") or groups.get("year_d")
+        if year_raw:
+            y = int(year_raw)
+        else:
+            y = infer_year(m, d, captured)
+            out["year_inferred"] = True
+            if y is None:
+                return out
+        try:
+            out["pub_date"] = date(y, m, d)
+        except ValueError:  # "Feb 30, 2025": keep the year and month, drop the impossible day
+            out.update(year=y, pub_date=date(y, m, 1), date_precision="month")
+            return out
+        out.update(year=y, date_precision="day")
+        return out
+    if groups.get("mon_m"):
+        y, m = int(groups["year_m"]), month_number(groups["mon_m"])
+        out.update(year=y, pub_date=date(y, m, 1), date_precision="month")
+        return out
+    if groups.get("year_y"):
+        out.update(year=int(groups["year_y"]), date_precision="year")
+        return out
+    if groups.get("rel_word") or groups.get("rel_n"):
+        if groups.get("rel_word"):
+            delta = timedelta(days=0 if groups["rel_word"].lower() == "today" else 1)
+        else:
+            n, unit = int(groups["rel_n"]), groups["rel_unit"].lower()
+            delta = timedelta(weeks=n) if unit == "week" else timedelta(days=n if unit == "day" else 0)
+        day_value = captured - delta
+        out.update(year=day_value.year, pub_date=day_value, date_precision="day", year_inferred=True)
+    return out
+
+
+# --- arXiv ids --------------------------------------------------------------------------------
+
+_ARXIV_NEW = r"(?P<new>\d{4}\.\d{4,5})"
+_ARXIV_OLD = r"(?P<old>[a-z]+(?:-[a-z]+)?(?:\.[A-Z]{2})?/\d{7})"
+_ARXIV_ID_CORE = rf"(?:{_ARXIV_NEW}|{_ARXIV_OLD})(?:v(?P<version>\d+))?"
+# Where an id may appear in text: arxiv URLs, "arXiv:<id>", the arXiv DOI.
+_ARXIV_IN_TEXT = re.compile(
+    rf"(?:arxiv\.org/(?:abs|pdf|html)/|arxiv:\s?|10\.48550/arxiv\.){_ARXIV_ID_CORE}(?![\d])", re.IGNORECASE
+)
+# Site paper pages: scholarfeed /paper/<id>v<n>; bzpeer /works/<slug>-<id> (id may be an arXiv id).
+_PAPER_PATH = re.compile(rf"/paper/{_ARXIV_ID_CORE}(?:[/?#]|$)")
+_WORKS_PATH = re.compile(r"/works?/(?P<slug>[^/?#]+)")
+_TRAILING_NEW_ID = re.compile(r"(?:^|-)(?P<new>\d{4}\.\d{4,5})(?:v(?P<version>\d+))?$")
+_ARXIV_HOST = re.compile(r"^https?://(?:www\.|export\.)?arxiv\.org/", re.IGNORECASE)
+
+
+def _id_from_match(m: re.Match) -> tuple[str, int | None]:
+    arxiv_id = m.group("new") or m.group("old")
+    version = m.group("version")
+    return arxiv_id, int(version) if version else None
+
+
+def arxiv_from_text(text: str | None) -> tuple[str | None, int | None]:
+    """First arXiv id in free text (``arXiv:2312.01234v2``, arxiv.org URLs, the arXiv DOI)."""
+    if not text or ("arxiv" not in text and "arXiv" not in text and "ARXIV" not in text and "10.48550" not in text):
+        return None, None
+    m = _ARXIV_IN_TEXT.search(text)
+    return _id_from_match(m) if m else (None, None)
+
+
+def is_paper_link(href: str) -> bool:
+    """A link to a paper page: /paper/<id>, /works/<slug>, or an arXiv abstract/PDF."""
+    return bool(_PAPER_PATH.search(href) or _WORKS_PATH.search(href) or _ARXIV_HOST.match(href))
+
+
+def arxiv_from_link(href: str) -> tuple[str | None, int | None]:
+    m = _PAPER_PATH.search(href)
+    if m:
+        return _id_from_match(m)
+    if _ARXIV_HOST.match(href):
+        return arxiv_from_text(href)
+    m = _WORKS_PATH.search(href)
+    if m:
+        tail = _TRAILING_NEW_ID.search(m.group("slug"))
+        if tail:
+            return tail.group("new"), int(tail.group("version")) if tail.group("version") else None
+    return None, None
+
+
+# --- bylines ----------------------------------------------------------------------------------
+
+_ET_AL = re.compile(r"(?:,?\s*(?:et\.?\s?al\.?|and others|\+\s?\d+\s?(?:more|others)?|…|\.\.\.))\s*$", re.IGNORECASE)
+_NAME_SPLIT = re.compile(r"\s*(?:,|;|\s&\s|\sand\s)\s*")
+_PARTICLES = frozenset(
+    "van von der den de del della di da dos du le la bin ibn al el y zu ter ten af av".split()
+)
+_ENDS_WITH_INITIAL = re.compile(r"(?:^|\s)[^\W\d_]\.$")  # "Smith J." ends a name, not a sentence
+_NAME_TOKEN = re.compile(r"[^\W\d_](?:[^\W\d_]|['’.\-])*")
+
+
+def _looks_like_name(part: str) -> bool:
+    tokens = part.split()
+    if not 1 <= len(tokens) <= 6 or len(part) > 60:
+        return False
+    for i, token in enumerate(tokens):
+        if not _NAME_TOKEN.fullmatch(token):
+            return False
+        first = token[0]
+        if first.isupper() or not first.isascii():
+            continue
+        if token.lower() in _PARTICLES and 0 < i < len(tokens) - 1:
+            continue
+        return False
+    return True
+
+
+def parse_byline(line: str) -> tuple[list[str], bool] | None:
+    """``'A B, C D, E F et al.'`` -> (['A B', 'C D', 'E F'], True); None if it is not a byline."""
+    text = line.strip()
+    # Colons, brackets, question marks and exclamations belong to sentences, not to name lists.
+    if len(text) > 400 or not text or any(ch in text for ch in ":()[]?!"):
+        return None
+    truncated = False
+    m = _ET_AL.search(text)
+    if m:
+        truncated = True
+        text = text[: m.start()].strip()
+    if not text or (text.endswith(".") and not _ENDS_WITH_INITIAL.search(text)):
+        return None
+    parts = [p for p in _NAME_SPLIT.split(text) if p]
+    if not parts or len(parts) > 60:
+        return None
+    if not all(_looks_like_name(p) for p in parts):
+        return None
+    return parts, truncated
+
+
+# --- boilerplate ------------------------------------------------------------------------------
+
+# Controls and navigation that are whole lines on either site (compared case-insensitively).
+UI_LABELS = frozenset((
+    "actions", "view", "view paper", "view work", "view details", "details", "open", "open paper",
+    "open work", "save", "saved", "share", "cite", "bookmark", "pdf", "abstract", "show more",
+    "show less", "read more", "see more", "load more", "more", "less", "expand", "collapse", "follow",
+    "following", "unfollow", "copy link", "export", "bibtex", "next", "previous", "prev", "back",
+    "back to top", "…", "...", "sort by", "filter", "filters", "newest", "oldest", "most cited",
+    "relevance", "top", "latest", "menu", "home", "search", "explore", "trending", "sign in",
+    "sign up", "log in", "login", "log out", "register", "skip to content", "skip to main content",
+    "toggle navigation", "toggle theme", "close", "dismiss", "accept", "accept all", "reject all",
+    "got it", "ok",
+))
+# Lines that end a page's content (footer, pagination). Deliberately narrow: a short abstract
+# paragraph about "privacy policy compliance" must not read as a footer.
+_FOOTER_WORDS = (
+    r"(?:privacy(?: policy)?|terms(?: of (?:service|use))?|terms (?:&|and) (?:privacy|conditions)"
+    r"|cookie (?:policy|settings|preferences)|cookies|about(?: us)?|contact(?: us)?|help|faq|blog|careers"
+    r"|status|api|docs|documentation|sitemap|imprint|legal|press|pricing|accessibility|feedback)"
+)
+_FOOTER = re.compile(
+    r"^(?:©|\(c\)\s?\d{4}|copyright\b)|all rights reserved|^powered by\b"
+    rf"|^{_FOOTER_WORDS}(?:\s?[·|•]\s?{_FOOTER_WORDS})*$"
+    r"|^page \d+ of \d+$|^showing \d+(?:\s?[-–]\s?\d+)? of \d+\b|^\d+\s?[-–]\s?\d+ of \d+$"
+    r"|^(?:load|show|view|see) (?:all|more)\b.{0,30}$",
+    re.IGNORECASE,
+)
+
+
+def is_ui_label(line: str) -> bool:
+    """A control / navigation label on a line of its own ("Show more", "Share", "·")."""
+    if len(line) > 40:
+        return False
+    label = line.strip(" .:·|•-–—").lower()
+    return not label or label in UI_LABELS
+
+
+def is_footer(line: str) -> bool:
+    """A footer / pagination line ("© 2026 BZPEER", "Privacy · Terms", "Load more")."""
+    return len(line) <= 120 and bool(_FOOTER.search(line))
+
+
+# --- text helpers -----------------------------------------------------------------------------
+
+_SLUG_DROP = re.compile(r"[^a-z0-9]+")
+_URL_END_OPEN = re.compile(r"https?://\S+$")
+_OPEN_ENDINGS = frozenset(",;:-–—(/[{\\&+=<")
+
+
+def slugify(text: str) -> str:
+    return _SLUG_DROP.sub("-", fold_unicode(text).lower()).strip("-")
+
+
+def ends_open(text: str) -> bool:
+    """True when text stops mid-sentence (last char a letter/digit/comma…), i.e. looks cut off.
+    A trailing URL counts as a proper end (abstracts often end with a code link)."""
+    stripped = text.rstrip()
+    if not stripped:
+        return True
+    if _URL_END_OPEN.search(stripped):
+        return False
+    last = stripped[-1]
+    return last.isalnum() or last in _OPEN_ENDINGS
+
+
+_LATEX_URL = re.compile(r"\\(?:url|href)\{([^{}]*)\}")
+
+
+def code_urls(abstract: str | None) -> list[str]:
+    """URLs in an abstract (``\\url{...}`` unwrapped, unbalanced closing brackets trimmed)."""
+    if not abstract or "://" not in abstract:
+        return []
+    text = _LATEX_URL.sub(lambda m: f" {m.group(1)} ", abstract)
+    out: dict[str, None] = {}
+    for url in find_urls(text):
+        while url and url[-1] in "}]" and url.count(url[-1]) > url.count("{" if url[-1] == "}" else "["):
+            url = url[:-1].rstrip(".,;:")
+        if url.count("(") > url.count(")"):  # "https://x.org/a_(b" lost its ")" to the URL regex
+            url += ")" if abstract.find(url + ")") >= 0 else ""
+        if "://" in url and len(url) > len("https://"):
+            out.setdefault(url, None)
+    return list(out)

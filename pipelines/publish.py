@@ -1,0 +1,143 @@
+"""Publishing for readers: Parquet exports for apps, and a read-only analytics copy of the warehouse.
+
+Both are swapped in atomically, so a reader never sees a half-written export or database:
+
+exports/
+  .versions/<date>-<run>/      the real directories, written completely before anyone can see them
+  <date>  -> .versions/…       a symlink, replaced atomically (os.replace) when a re-export finishes
+  latest  -> <date>            likewise
+
+analytics.duckdb is written to a temporary file next to it and renamed over the old one; a reader
+that already had the old file open keeps reading it undisturbed.
+No Dagster imports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from pipelines import warehouse
+
+EXPORT_SCHEMAS = ("core", "marts")
+EXPORT_EXCLUDE = {"core.paper_id_registry", "core.author_id_registry"}  # internal bookkeeping
+KEEP_VERSIONS = 14
+
+
+def code_version() -> str:
+    """The git commit of the code that produced the export (or 'unknown' outside a checkout)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=warehouse.PROJECT_ROOT,
+                             capture_output=True, text=True, timeout=5)
+        if out.returncode == 0 and out.stdout.strip():
+            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=warehouse.PROJECT_ROOT,
+                                   capture_output=True, text=True, timeout=5).stdout.strip()
+            return out.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    from importlib.metadata import version
+    try:
+        return f"scholarhouse {version('scholarhouse')}"
+    except Exception:  # noqa: BLE001 - metadata may be missing in odd installs
+        return "unknown"
+
+
+def exported_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    rows = con.execute(
+        "SELECT table_schema || '.' || table_name FROM information_schema.tables "
+        "WHERE table_schema IN ('core', 'marts') AND table_type = 'BASE TABLE' ORDER BY 1"
+    ).fetchall()
+    return [t for (t,) in rows if t not in EXPORT_EXCLUDE]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _swap_symlink(link: Path, target: str) -> None:
+    tmp = link.with_name(f".{link.name}.{uuid.uuid4().hex}")
+    os.symlink(target, tmp)
+    os.replace(tmp, link)  # atomic on POSIX
+
+
+def export_tables(con: duckdb.DuckDBPyConnection, exports_dir: Path, as_of: date) -> dict:
+    """Write every core and mart table as Parquet for ``as_of``, then repoint <date> and latest."""
+    versions = exports_dir / ".versions"
+    versions.mkdir(parents=True, exist_ok=True)
+    name = f"{as_of.isoformat()}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    work = versions / f".tmp-{name}"
+    work.mkdir()
+    try:
+        tables = {}
+        for table in exported_tables(con):
+            file = work / f"{table}.parquet"
+            con.execute(f"COPY (SELECT * FROM {table}) TO '{file}' (FORMAT parquet, COMPRESSION zstd)")
+            schema = [{"name": c, "type": t} for c, t, *_ in con.execute(f"DESCRIBE {table}").fetchall()]
+            tables[table] = {
+                "file": file.name,
+                "rows": con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0],
+                "schema": schema,
+                "sha256": _sha256(file),
+                "bytes": file.stat().st_size,
+            }
+        manifest = {
+            "as_of": as_of.isoformat(),
+            "generated_at": datetime.now(timezone.utc).isoformat(),
+            "code_version": code_version(),
+            "tables": tables,
+        }
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        final = versions / name
+        os.rename(work, final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    dated = exports_dir / as_of.isoformat()
+    if dated.exists() and not dated.is_symlink():  # an old-style real directory: move it aside first
+        os.rename(dated, versions / f"legacy-{as_of.isoformat()}-{uuid.uuid4().hex[:6]}")
+    _swap_symlink(dated, f".versions/{name}")
+    latest_date = max((p.name for p in exports_dir.iterdir() if p.is_symlink() and p.name[:4].isdigit()), default=as_of.isoformat())
+    _swap_symlink(exports_dir / "latest", latest_date)
+    _prune(exports_dir)
+    return {"path": str(dated), "version_dir": str(final), **manifest}
+
+
+def _prune(exports_dir: Path) -> None:
+    """Keep the versions a symlink points to, plus the newest KEEP_VERSIONS; drop the rest."""
+    versions = exports_dir / ".versions"
+    live = {os.path.basename(os.readlink(p)) for p in exports_dir.iterdir() if p.is_symlink() and p.name != "latest"}
+    candidates = sorted((p for p in versions.iterdir() if not p.name.startswith(".tmp-")), key=lambda p: p.stat().st_mtime)
+    for old in candidates[:-KEEP_VERSIONS]:
+        if old.name not in live:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def publish_analytics_copy(con: duckdb.DuckDBPyConnection, target: Path) -> dict:
+    """Copy the whole warehouse into ``target`` (for read-only use), swapped in atomically."""
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    con.execute(f"ATTACH '{tmp}' AS analytics_copy (READ_WRITE)")
+    try:
+        con.execute("COPY FROM DATABASE " + _current_database(con) + " TO analytics_copy")
+    finally:
+        con.execute("DETACH analytics_copy")
+    os.replace(tmp, target)
+    wal = tmp.with_name(tmp.name + ".wal")
+    if wal.exists():
+        wal.unlink()
+    return {"path": str(target), "bytes": target.stat().st_size}
+
+
+def _current_database(con: duckdb.DuckDBPyConnection) -> str:
+    return con.execute("SELECT current_database()").fetchall()[0][0]

@@ -1,0 +1,617 @@
+"""Author matching: which name mentions (profile owners, byline names) are one person.
+
+Input: one row per name on one document — ``mention_id``, ``name``, ``paper_id``, ``coauthors``
+(the other names on that document), ``title``, ``year``, ``venue``, ``affiliation``; optional
+``source``, ``source_profile_id`` + ``is_profile_owner`` (the mention of a profile's owner),
+``orcid``, ``openalex_id``. Output: ``mention_id``, ``author_id`` (smallest mention id of the
+person's cluster), ``method``, ``score``.
+
+Names alone never merge two mentions. How it works:
+
+1. **Identity evidence** (score 1.0): mentions of the owner of one profile
+   (``source`` + ``source_profile_id``) are one person; so are mentions with one ORCID or one
+   OpenAlex author id. Two different ORCIDs are never one person.
+2. **Same paper**: two mentions on one ``paper_id`` with compatible names (``names.py``:
+   initials, diacritics, hyphens, family-first order) are one person — the owner of a profile
+   and their own byline entry, or one byline seen on two sites — unless they were listed side
+   by side on one byline (one name appears among the other's co-authors), which makes them two
+   people. A profile owner is *not* matched to a merely similar byline name: when a truncated
+   byline (``et al.``) hides the owner, ``Yunquan Zhang`` never becomes ``Yuchen Zhang``. An
+   owner compatible with two co-listed byline names is ambiguous and left for review.
+3. **Shared evidence**: clusters whose names are compatible *and* that share co-authors
+   (everyone on the same papers), papers or an affiliation are scored: a shared paper 2 points,
+   each shared co-author 1 when the full name agrees and 0.5 when only surname + first initial
+   do (at most 4), same affiliation 0.5, same venue 0.25, an identical
+   full name 1, the same full given name written differently (``Jun-Hui``/``Junhui``) 0.5. Two
+   points merge when both clusters carry a full given name that agrees (an identical name plus
+   one shared co-author or a shared paper); a match through initials only (``Y. Zhang`` with
+   ``Yunquan Zhang``) needs three (a shared paper and a co-author, or three co-authors).
+   Affiliation and venue alone never reach the bar: two ``Wei Wang`` at one university stay two. Candidates are found by
+   joining on (name key, co-author key), (name key, paper) and (name key, affiliation), so
+   homonyms without shared evidence are never even compared, and the work stays linear.
+4. **Clustering** applies the edges strongest first through a union-find that refuses a merge
+   when two clusters carry different ORCIDs, were co-listed on a byline, or would hold two
+   incompatible full names (``Y. Zhang`` may join ``Yunquan Zhang`` or ``Yuchen Zhang``, never
+   both). Step 3 runs twice, so evidence gathered by the first merges can complete the second.
+5. **Review queue**: pairs of clusters that share evidence but were not merged — similar yet
+   incompatible names (``Daning Chen``/``Daning Cheng`` with shared co-authors), compatible
+   names with too little evidence, merges a constraint refused, ambiguous owners.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from rapidfuzz.distance import JaroWinkler
+
+from pipelines.resolution.blocking import star_pairs
+from pipelines.resolution.clustering import ConstrainedUnionFind
+from pipelines.resolution.names import full_form, name_compatibility, parse_name
+from pipelines.textnorm import match_key
+
+MERGE_POINTS = 2.0
+MERGE_POINTS_INITIALS = 3.0
+REVIEW_NAME_SIMILARITY = 0.85  # Jaro-Winkler of folded names for the "similar but incompatible" queue
+MAX_EVIDENCE_GROUP = 60
+MAX_PAPER_AUTHORS = 100  # beyond this (consortium papers) only the listed co-authors count  # clusters sharing one (name key, evidence) value beyond this are too common to link
+METHOD_PRIORITY = {"orcid": 6, "profile": 5, "openalex_id": 4, "same_paper": 3, "shared_evidence": 2, "singleton": 0}
+
+ASSIGNMENT_SCHEMA = {"mention_id": pl.String, "author_id": pl.String, "method": pl.String, "score": pl.Float64}
+REVIEW_SCHEMA = {
+    "left_id": pl.String,
+    "right_id": pl.String,
+    "left_label": pl.String,
+    "right_label": pl.String,
+    "score": pl.Float64,
+    "evidence_for": pl.String,
+    "evidence_against": pl.String,
+    "left_cluster": pl.String,
+    "right_cluster": pl.String,
+}
+_ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])", re.IGNORECASE)
+_OPENALEX = re.compile(r"(A\d+)$", re.IGNORECASE)
+
+
+def normalize_orcid(value: str | None) -> str | None:
+    m = _ORCID.search(value or "")
+    return m.group(1).upper() if m else None
+
+
+def normalize_openalex_id(value: str | None) -> str | None:
+    m = _OPENALEX.search((value or "").strip())
+    return m.group(1).upper() if m else None
+
+
+@dataclass
+class _Mentions:
+    ids: list[str]
+    names: list[str]
+    folded: list[str]
+    keys: list[tuple[str, ...]]
+    papers: list[str | None]
+    coauthor_names: list[set[str]]  # folded co-author names, to detect side-by-side listing
+    coauthor_keys: list[frozenset[str]]  # surname + first initial
+    coauthor_full: list[frozenset[str]]  # "given family" of co-authors written with a full given name
+    owner: list[bool]
+    profile: list[str | None]
+    orcid: list[str | None]
+    openalex: list[str | None]
+    affiliation: list[str | None]
+    venue: list[str | None]
+    title: list[str | None]
+
+
+def _col(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
+    return pl.col(name).cast(dtype, strict=False) if name in df.columns else pl.lit(None, dtype=dtype)
+
+
+def _prepare(mentions: pl.DataFrame) -> _Mentions:
+    missing = {"mention_id", "name", "paper_id"} - set(mentions.columns)
+    if missing:
+        raise ValueError(f"mentions lack columns: {sorted(missing)}")
+    if "is_profile_owner" in mentions.columns:
+        owner = pl.col("is_profile_owner").cast(pl.Boolean, strict=False).fill_null(False)
+    else:
+        owner = _col(mentions, "source_profile_id", pl.String).is_not_null()
+    coauthors = (
+        pl.col("coauthors").cast(pl.List(pl.String)).fill_null([]) if "coauthors" in mentions.columns else pl.lit([], dtype=pl.List(pl.String))
+    )
+    df = mentions.select(
+        pl.col("mention_id").cast(pl.String),
+        pl.col("name").cast(pl.String),
+        pl.col("paper_id").cast(pl.String),
+        coauthors.alias("coauthors"),
+        _col(mentions, "title", pl.String).alias("title"),
+        _col(mentions, "venue", pl.String).alias("venue"),
+        _col(mentions, "affiliation", pl.String).alias("affiliation"),
+        _col(mentions, "source", pl.String).alias("source"),
+        _col(mentions, "source_profile_id", pl.String).alias("source_profile_id"),
+        owner.alias("owner"),
+        _col(mentions, "orcid", pl.String).alias("orcid"),
+        _col(mentions, "openalex_id", pl.String).alias("openalex_id"),
+    ).sort("mention_id")
+    if df["mention_id"].null_count():
+        raise ValueError("mention_id must not be null")
+    if df["mention_id"].n_unique() != df.height:
+        raise ValueError("mention_id must be unique")
+
+    names = [n or "" for n in df["name"].to_list()]
+    parsed = [parse_name(n) for n in names]
+    coauthor_names: list[set[str]] = []
+    coauthor_keys: list[frozenset[str]] = []
+    coauthor_full: list[frozenset[str]] = []
+    for own, co in zip(parsed, df["coauthors"].to_list()):
+        own_keys = set(own.keys)
+        folded, keys, full = set(), set(), set()
+        for name in co or []:
+            p = parse_name(name)
+            if not p.readings:
+                continue
+            folded.add(p.folded)
+            if p.primary.key not in own_keys:
+                keys.add(p.primary.key)
+                if full_form(p):
+                    full.add(full_form(p))
+        coauthor_names.append(folded)
+        coauthor_keys.append(frozenset(keys))
+        coauthor_full.append(frozenset(full))
+    # Co-authors are everyone on the same paper, not only the names a listing showed: a BZPEER
+    # owner mention has no byline, yet the other mentions of that paper are its co-authors.
+    papers = df["paper_id"].to_list()
+    on_paper: dict[str, tuple[set[str], set[str]]] = {}
+    for p, keys, full, own in zip(papers, coauthor_keys, coauthor_full, parsed):
+        if p is None:
+            continue
+        paper_keys, paper_full = on_paper.setdefault(p, (set(), set()))
+        paper_keys.update(keys)
+        paper_full.update(full)
+        if own.primary is not None:
+            paper_keys.add(own.primary.key)
+            if full_form(own):
+                paper_full.add(full_form(own))
+    for i, (p, own) in enumerate(zip(papers, parsed)):
+        if p is not None and len(on_paper[p][0]) <= MAX_PAPER_AUTHORS:
+            own_keys = set(own.keys)
+            coauthor_keys[i] = frozenset(on_paper[p][0] - own_keys)
+            coauthor_full[i] = frozenset(f for f in on_paper[p][1] if parse_name(f).primary.key not in own_keys)
+    owners = df["owner"].to_list()
+    profiles = [
+        f"{src or ''}|{pid}" if is_owner and pid else None
+        for src, pid, is_owner in zip(df["source"].to_list(), df["source_profile_id"].to_list(), owners)
+    ]
+    return _Mentions(
+        ids=df["mention_id"].to_list(),
+        names=names,
+        folded=[p.folded for p in parsed],
+        keys=[p.keys for p in parsed],
+        papers=papers,
+        coauthor_names=coauthor_names,
+        coauthor_keys=coauthor_keys,
+        coauthor_full=coauthor_full,
+        owner=owners,
+        profile=profiles,
+        orcid=[normalize_orcid(v) for v in df["orcid"].to_list()],
+        openalex=[normalize_openalex_id(v) for v in df["openalex_id"].to_list()],
+        affiliation=[match_key(a) or None for a in df["affiliation"].to_list()],
+        venue=[match_key(v) or None for v in df["venue"].to_list()],
+        title=df["title"].to_list(),
+    )
+
+
+def _co_listed(m: _Mentions, i: int, j: int) -> bool:
+    """Two byline mentions listed side by side: each name is among the other's co-authors.
+
+    A profile owner's mention is not a byline entry, so it is never co-listed: its co-authors
+    may well contain the owner's own byline entry under another form (``Y. Zhang``).
+    """
+    if m.owner[i] or m.owner[j] or not m.folded[i] or not m.folded[j]:
+        return False
+    return m.folded[i] in m.coauthor_names[j] and m.folded[j] in m.coauthor_names[i]
+
+
+def _same_paper_candidates(m: _Mentions) -> pl.DataFrame:
+    """Pairs of mentions on one paper sharing a name key (any reading)."""
+    rows = [(i, k, p) for i, (keys, p) in enumerate(zip(m.keys, m.papers)) if p is not None for k in keys]
+    if not rows:
+        return pl.DataFrame(schema={"i": pl.Int64, "j": pl.Int64})
+    long = pl.DataFrame(rows, schema={"idx": pl.Int64, "key": pl.String, "paper": pl.String}, orient="row")
+    return (
+        long.join(long, on=["paper", "key"], suffix="_r")
+        .filter(pl.col("idx") < pl.col("idx_r"))
+        .select(pl.col("idx").alias("i"), pl.col("idx_r").alias("j"))
+        .unique()
+        .sort("i", "j")
+    )
+
+
+@dataclass
+class _Review:
+    i: int
+    j: int
+    score: float
+    evidence_for: str
+    evidence_against: str
+
+
+class _AuthorUnionFind(ConstrainedUnionFind):
+    """Adds the name-consistency rule: a cluster never holds two incompatible names."""
+
+    def __init__(self, m: _Mentions) -> None:
+        super().__init__(len(m.ids), exclusive={"ORCID": m.orcid})
+        self.cluster_names: dict[int, set[str]] = {i: {n} for i, n in enumerate(m.names) if n}
+        self._check = self._names_agree
+        self.identity_mode = False  # identity evidence (ORCID, profile) overrides name forms
+
+    def _names_agree(self, ra: int, rb: int) -> bool:
+        if self.identity_mode:
+            return True
+        a, b = self.cluster_names.get(ra, set()), self.cluster_names.get(rb, set())
+        return all(name_compatibility(x, y) > 0 for x in a for y in b)
+
+    def _merged(self, root: int, absorbed: int) -> None:
+        names = self.cluster_names.pop(absorbed, None)
+        if names:
+            self.cluster_names.setdefault(root, set()).update(names)
+
+
+def _evidence_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
+    """Cluster pairs sharing a name key and at least one piece of evidence, with counts."""
+    n = len(m.ids)
+    rows_key = [(roots[i], k) for i in range(n) for k in m.keys[i]]
+    if not rows_key:
+        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
+    name_keys = pl.DataFrame(rows_key, schema={"root": pl.Int64, "key": pl.String}, orient="row").unique()
+    evidence_rows = []
+    for i in range(n):
+        r = roots[i]
+        for ck in m.coauthor_keys[i]:
+            evidence_rows.append((r, "c:" + ck))
+        if m.papers[i] is not None:
+            evidence_rows.append((r, "p:" + m.papers[i]))
+        if m.affiliation[i]:
+            evidence_rows.append((r, "a:" + m.affiliation[i]))
+    if not evidence_rows:
+        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
+    evidence = pl.DataFrame(evidence_rows, schema={"root": pl.Int64, "ev": pl.String}, orient="row").unique()
+    keyed = name_keys.join(evidence, on="root")
+    sizes = keyed.group_by("key", "ev").agg(pl.len().alias("size"))
+    keyed = keyed.join(sizes.filter((pl.col("size") > 1) & (pl.col("size") <= MAX_EVIDENCE_GROUP)), on=["key", "ev"])
+    pairs = (
+        keyed.join(keyed, on=["key", "ev"], suffix="_r")
+        .filter(pl.col("root") < pl.col("root_r"))
+        .select(pl.col("root").alias("a"), pl.col("root_r").alias("b"))
+        .unique()
+        .sort("a", "b")
+    )
+    return pairs
+
+
+@dataclass
+class _ClusterView:
+    names: dict[int, set[str]]
+    coauthors: dict[int, Counter]
+    coauthors_full: dict[int, Counter]
+    papers: dict[int, set[str]]
+    affiliations: dict[int, set[str]]
+    venues: dict[int, set[str]]
+    members: dict[int, list[int]]
+
+
+def _cluster_view(m: _Mentions, roots: list[int]) -> _ClusterView:
+    view = _ClusterView({}, {}, {}, {}, {}, {}, {})
+    for i, r in enumerate(roots):
+        view.members.setdefault(r, []).append(i)
+        if m.names[i]:
+            view.names.setdefault(r, set()).add(m.names[i])
+        view.coauthors.setdefault(r, Counter()).update(m.coauthor_keys[i])
+        view.coauthors_full.setdefault(r, Counter()).update(m.coauthor_full[i])
+        if m.papers[i] is not None:
+            view.papers.setdefault(r, set()).add(m.papers[i])
+        if m.affiliation[i]:
+            view.affiliations.setdefault(r, set()).add(m.affiliation[i])
+        if m.venue[i]:
+            view.venues.setdefault(r, set()).add(m.venue[i])
+    return view
+
+
+def _name_level(a: set[str], b: set[str]) -> tuple[int, int]:
+    """(worst, best) compatibility over the two clusters' name variants."""
+    levels = [name_compatibility(x, y) for x in a for y in b]
+    return (min(levels), max(levels)) if levels else (0, 0)
+
+
+def _pair_evidence(view: _ClusterView, a: int, b: int) -> tuple[float, list[str], list[str]]:
+    """Points of shared evidence between clusters ``a`` and ``b`` and their descriptions."""
+    shared_papers = view.papers.get(a, set()) & view.papers.get(b, set())
+    # A co-author seen with the same full name on both sides counts 1; one matched only by
+    # surname + initial ("Y. Zhang") counts half — common keys ("wang y") collide across groups.
+    shared_full = sorted(set(view.coauthors_full.get(a, ())) & set(view.coauthors_full.get(b, ())))
+    full_keys = {parse_name(f).primary.key for f in shared_full}
+    shared_keys = sorted((set(view.coauthors.get(a, ())) & set(view.coauthors.get(b, ()))) - full_keys)
+    coauthor_points = min(4.0, len(shared_full) + 0.5 * len(shared_keys))
+    shared_aff = view.affiliations.get(a, set()) & view.affiliations.get(b, set())
+    shared_venues = view.venues.get(a, set()) & view.venues.get(b, set())
+    points = (
+        2.0 * len(shared_papers)
+        + coauthor_points
+        + (0.5 if shared_aff else 0.0)
+        + (0.25 if shared_venues else 0.0)
+    )
+    described = []
+    if shared_papers:
+        described.append(f"{len(shared_papers)} shared paper(s)")
+    if shared_full or shared_keys:
+        shown = [f.title() for f in shared_full] + [k for k in shared_keys]
+        described.append(f"{len(shown)} shared co-author(s): {', '.join(shown[:5])}")
+    if shared_aff:
+        described.append(f"same affiliation {sorted(shared_aff)[0]!r}")
+    if shared_venues:
+        described.append(f"same venue {sorted(shared_venues)[0]!r}")
+    return points, described, []
+
+
+def _score(points: float) -> float:
+    return round(points / (points + 1.0), 4)
+
+
+def _label(view: _ClusterView, r: int) -> str:
+    return " / ".join(sorted(view.names.get(r, {""})))
+
+
+@dataclass
+class _AuthorResolution:
+    roots: list[int]
+    edges: list[tuple[int, int, str, float]]
+    review: list[_Review]
+
+
+def _resolve(m: _Mentions) -> _AuthorResolution:
+    n = len(m.ids)
+    uf = _AuthorUnionFind(m)
+    edges: list[tuple[int, int, str, float]] = []
+    review: list[_Review] = []
+    idx = np.arange(n, dtype=np.int64)
+
+    # 1. Identity evidence.
+    uf.identity_mode = True
+    for method, labels in (("orcid", m.orcid), ("profile", m.profile), ("openalex_id", m.openalex)):
+        star = star_pairs(pl.DataFrame({"idx": idx, "label": labels}, schema={"idx": pl.Int64, "label": pl.String}))
+        for i, j in star.iter_rows():
+            if uf.union(i, j) or uf.find(i) == uf.find(j):
+                edges.append((i, j, method, 1.0))
+    uf.identity_mode = False
+
+    # 2. Same paper, compatible names, not side by side on one byline.
+    candidates = _same_paper_candidates(m)
+    compatible: dict[int, list[int]] = {}
+    for i, j in candidates.iter_rows():
+        if not m.names[i] or not m.names[j]:
+            continue
+        if _co_listed(m, i, j) and m.folded[i] != m.folded[j]:
+            uf.add_cannot_link(i, j)
+            continue
+        if name_compatibility(m.names[i], m.names[j]) > 0:
+            compatible.setdefault(i, []).append(j)
+            compatible.setdefault(j, []).append(i)
+    same_paper_edges = []
+    ambiguous: set[int] = set()
+    for i, partners in sorted(compatible.items()):
+        # Compatible with two names that share a byline (Y. Zhang vs Yunquan and Yuchen): ambiguous.
+        if any(_co_listed(m, a, b) for a in partners for b in partners if a < b and m.folded[a] != m.folded[b]):
+            ambiguous.add(i)
+            distinct = ", ".join(sorted({m.names[j] for j in partners}))
+            for j in partners:
+                review.append(_Review(min(i, j), max(i, j), 0.9, "same paper, compatible names", f"{m.names[i]!r} fits several names on this byline: {distinct}"))
+    for i, partners in sorted(compatible.items()):
+        for j in partners:
+            if i < j and i not in ambiguous and j not in ambiguous:
+                level = name_compatibility(m.names[i], m.names[j])
+                same_paper_edges.append((i, j, 1.0 if level == 2 else 0.9))
+    for i, j, s in sorted(same_paper_edges, key=lambda e: (-e[2], e[0], e[1])):
+        if uf.union(i, j) or uf.find(i) == uf.find(j):
+            edges.append((i, j, "same_paper", s))
+
+    # 3. Shared evidence between clusters with compatible names (two rounds).
+    seen_review: set[tuple[int, int]] = set()
+    for _round in range(2):
+        roots = uf.roots()
+        view = _cluster_view(m, roots)
+        pairs = _evidence_candidates(m, roots)
+        scored = []
+        for a, b in pairs.iter_rows():
+            worst, best = _name_level(view.names.get(a, set()), view.names.get(b, set()))
+            if worst == 0:
+                continue  # incompatible names: handled by the similar-names review below
+            points, ev_for, _ = _pair_evidence(view, a, b)
+            if points <= 0:
+                continue
+            bonus = 1.0 if _identical_full(view, a, b) else (0.5 if best == 2 else 0.0)
+            total = points + bonus
+            needed = MERGE_POINTS if best == 2 else MERGE_POINTS_INITIALS
+            scored.append((total, needed, a, b, ev_for))
+        scored.sort(key=lambda t: (-t[0], t[2], t[3]))
+        for total, needed, a, b, ev_for in scored:
+            ra, rb = uf.find(a), uf.find(b)
+            if ra == rb:
+                continue
+            if total >= needed:
+                reason = uf.conflict(ra, rb)
+                if reason is None:
+                    uf.union(a, b)
+                    ia, ib = view.members[a][0], view.members[b][0]
+                    edges.append((ia, ib, "shared_evidence", _score(total)))
+                    continue
+                against = f"{reason} ({_label(view, a)} / {_label(view, b)})"
+            else:
+                against = f"only {total:g} evidence point(s), {needed:g} needed"
+            key = (min(a, b), max(a, b))
+            if total >= 1 and key not in seen_review:
+                seen_review.add(key)
+                review.append(_Review(view.members[a][0], view.members[b][0], _score(total), "; ".join(ev_for), against))
+
+    # 4. Similar but incompatible names with shared evidence: review only.
+    roots = uf.roots()
+    view = _cluster_view(m, roots)
+    for a, b in _similar_name_candidates(m, roots).iter_rows():
+        if uf.find(a) == uf.find(b):
+            continue
+        na, nb = view.names.get(a, set()), view.names.get(b, set())
+        worst, best = _name_level(na, nb)
+        if best > 0:
+            continue
+        similarity = max(JaroWinkler.normalized_similarity(parse_name(x).folded, parse_name(y).folded) for x in na for y in nb)
+        points, ev_for, _ = _pair_evidence(view, a, b)
+        # Very similar strings (Chen/Cheng) need one point of shared evidence; one family name
+        # and one initial with different given names (Yuchen/Yunquan Zhang) need two.
+        if not (similarity >= REVIEW_NAME_SIMILARITY and points >= 1) and not (points >= 2 and _same_family_initial(na, nb)):
+            continue
+        key = (min(a, b), max(a, b))
+        if key in seen_review:
+            continue
+        seen_review.add(key)
+        review.append(
+            _Review(
+                view.members[a][0], view.members[b][0], round(_score(points) * similarity, 4),
+                f"similar names ({similarity:.2f}); " + "; ".join(ev_for),
+                "names are not compatible forms of one name",
+            )
+        )
+    return _AuthorResolution(uf.roots(), edges, review)
+
+
+def _same_family_initial(a: set[str], b: set[str]) -> bool:
+    keys_a = {k for x in a for k in parse_name(x).keys}
+    return any(k in keys_a for y in b for k in parse_name(y).keys)
+
+
+def _identical_full(view: _ClusterView, a: int, b: int) -> bool:
+    fa = {parse_name(x).folded for x in view.names.get(a, set())}
+    fb = {parse_name(x).folded for x in view.names.get(b, set())}
+    return bool(fa & fb) and _has_full(view, a) and _has_full(view, b)
+
+
+def _has_full(view: _ClusterView, r: int) -> bool:
+    return any(parse_name(x).has_full_given for x in view.names.get(r, set()))
+
+
+def _similar_name_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
+    """Cluster pairs with loosely similar names (surname prefix + first initial) sharing evidence."""
+    loose_rows = []
+    for i in range(len(m.ids)):
+        p = parse_name(m.names[i])
+        for reading in p.readings:
+            if reading.family:
+                loose_rows.append((roots[i], f"{reading.family[:3]} {reading.first_initial}"))
+    if not loose_rows:
+        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
+    loose = pl.DataFrame(loose_rows, schema={"root": pl.Int64, "key": pl.String}, orient="row").unique()
+    ev_rows = [(roots[i], "c:" + ck) for i in range(len(m.ids)) for ck in m.coauthor_keys[i]]
+    ev_rows += [(roots[i], "p:" + p) for i, p in enumerate(m.papers) if p is not None]
+    if not ev_rows:
+        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
+    evidence = pl.DataFrame(ev_rows, schema={"root": pl.Int64, "ev": pl.String}, orient="row").unique()
+    keyed = loose.join(evidence, on="root")
+    sizes = keyed.group_by("key", "ev").agg(pl.len().alias("size"))
+    keyed = keyed.join(sizes.filter((pl.col("size") > 1) & (pl.col("size") <= MAX_EVIDENCE_GROUP)), on=["key", "ev"])
+    return (
+        keyed.join(keyed, on=["key", "ev"], suffix="_r")
+        .filter(pl.col("root") < pl.col("root_r"))
+        .select(pl.col("root").alias("a"), pl.col("root_r").alias("b"))
+        .unique()
+        .sort("a", "b")
+    )
+
+
+def _assignments(m: _Mentions, res: _AuthorResolution) -> pl.DataFrame:
+    n = len(m.ids)
+    first: dict[int, int] = {}
+    for i, r in enumerate(res.roots):
+        first.setdefault(r, i)  # rows are sorted by mention_id: the first is the smallest
+    best: dict[int, tuple[int, float, str]] = {}
+    for i, j, method, score in res.edges:
+        if res.roots[i] != res.roots[j]:
+            continue
+        cand = (METHOD_PRIORITY[method], score, method)
+        for k in (i, j):
+            if k not in best or cand[:2] > best[k][:2]:
+                best[k] = cand
+    return pl.DataFrame(
+        {
+            "mention_id": m.ids,
+            "author_id": [m.ids[first[res.roots[i]]] for i in range(n)],
+            "method": [best[i][2] if i in best else "singleton" for i in range(n)],
+            "score": [best[i][1] if i in best else 1.0 for i in range(n)],
+        },
+        schema=ASSIGNMENT_SCHEMA,
+    )
+
+
+def _review_frame(m: _Mentions, res: _AuthorResolution, cluster_of: list[str]) -> pl.DataFrame:
+    rows = []
+    for r in res.review:
+        ci, cj = cluster_of[r.i], cluster_of[r.j]
+        if ci == cj:
+            continue
+        left, right = (r.i, r.j) if ci < cj else (r.j, r.i)
+        rows.append(
+            {
+                "left_id": m.ids[left],
+                "right_id": m.ids[right],
+                "left_label": m.names[left],
+                "right_label": m.names[right],
+                "score": r.score,
+                "evidence_for": r.evidence_for,
+                "evidence_against": r.evidence_against,
+                "left_cluster": cluster_of[left],
+                "right_cluster": cluster_of[right],
+            }
+        )
+    if not rows:
+        return pl.DataFrame(schema=REVIEW_SCHEMA)
+    return (
+        pl.DataFrame(rows, schema=REVIEW_SCHEMA)
+        .sort(["left_cluster", "right_cluster", "score", "left_id", "right_id"], descending=[False, False, True, False, False])
+        .unique(["left_cluster", "right_cluster"], keep="first", maintain_order=True)
+        .sort(["score", "left_id", "right_id"], descending=[True, False, False])
+    )
+
+
+def resolve_authors(mentions: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Match mentions into people; return ``(assignments, review)``.
+
+    ``review`` rows name one mention of each cluster (``left_id``/``right_id`` are mention ids,
+    ``left_cluster``/``right_cluster`` the author ids); labels are the mentions' names.
+    """
+    if mentions.height == 0:
+        return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
+    m = _prepare(mentions)
+    res = _resolve(m)
+    assignments = _assignments(m, res)
+    return assignments, _review_frame(m, res, assignments["author_id"].to_list())
+
+
+def match_authors(mentions: pl.DataFrame) -> pl.DataFrame:
+    """One row per mention: ``mention_id``, ``author_id``, ``method``, ``score``.
+
+    ``author_id`` is the smallest ``mention_id`` of the person's cluster. ``method`` is the
+    strongest evidence that put the mention in its cluster: ``orcid`` | ``profile`` |
+    ``openalex_id`` | ``same_paper`` | ``shared_evidence``, or ``singleton`` (score 1.0).
+    """
+    return resolve_authors(mentions)[0]
+
+
+def author_review_pairs(mentions: pl.DataFrame, result: pl.DataFrame) -> pl.DataFrame:
+    """The review queue for ``mentions`` as clustered in ``result`` (``mention_id``, ``author_id``).
+
+    Only pairs that ``result`` keeps apart are listed, so manual overrides are respected.
+    """
+    if mentions.height == 0:
+        return pl.DataFrame(schema=REVIEW_SCHEMA)
+    m = _prepare(mentions)
+    res = _resolve(m)
+    mapping = dict(zip(result["mention_id"].cast(pl.String).to_list(), result["author_id"].cast(pl.String).to_list()))
+    return _review_frame(m, res, [mapping.get(i, i) for i in m.ids])

@@ -1,0 +1,523 @@
+"""Paper matching: which bibliographic records (profile listings, bibliography rows) are one paper.
+
+Input: one row per record — ``record_id``, ``title``, ``authors`` (list of names, may be empty or
+truncated), ``venue``, ``year``; optional ``source``, ``arxiv_id``, ``doi``. Output: one row per
+record with ``paper_id`` (the smallest ``record_id`` of its cluster), ``method`` and ``score``.
+
+How it works
+------------
+1. **Identifiers.** Records with the same arXiv id (version suffix dropped; arXiv DOIs
+   ``10.48550/arXiv.*`` count as arXiv ids) or the same DOI are one paper. Two *different*
+   arXiv ids or DOIs are never one paper, whatever the titles say.
+2. **Blocking** (``blocking.py``). Each record emits keys from its normalised title
+   (``titles.py``): the whole title, its first three and last three content words, and every
+   pair of its four rarest content words (rarest within the input). Oversize blocks are reduced
+   to sorted neighbourhoods (by year, first author), so candidates grow linearly with the input.
+3. **Scoring.** Candidates are screened with a vectorised string similarity
+   (``rapidfuzz.process.cpdist``); survivors get a token-level title diff (equivalent spellings,
+   acronyms, dropped subtitles vs. content-word substitutions), then author and year evidence:
+
+   ``score = title + 0.10·author_overlap (or −0.12 when both author lists are known and share
+   nobody) + year term (+0.03 same, 0 for ±1, −0.15 for 2, −0.30 beyond)``, with −0.20 more for a
+   short title (≤ 2 content words) that no shared author backs. Author lists are compared by
+   surname + first initial (``M Rusinkiewicz`` = ``Marek Rusinkiewicz``), as overlap over the
+   shorter list, so ``et al.`` truncation does not count against a pair.
+4. **Decision.** A pair with ``score ≥ 0.85`` and no title veto is a match edge. A vetoed pair
+   (``dynamic`` vs ``static`` in otherwise identical titles) becomes a *cannot-link*.
+5. **Clustering** (``clustering.py``). Identifier edges first, then title edges strongest first,
+   through a union-find that refuses merges across a cannot-link, across different identifiers
+   and — with ``one_to_one_between`` — between two records of the same source (so each record
+   links at most one record per other source, best score first).
+6. **Review queue.** Candidate pairs left in different papers whose score lies in
+   ``[0.65, 0.85)``, or that a veto or identifier conflict kept apart although their titles are
+   close (title score ≥ 0.8), one row per pair of papers — the pairs a person should look at.
+
+Deterministic: rows are sorted by ``record_id`` first, keys and ties are ordered by value, so the
+same input in any row order gives the same clusters, ids and review rows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import Indel
+
+from pipelines.resolution.blocking import empty_pairs, pairs_from_keys, star_pairs
+from pipelines.resolution.clustering import ConstrainedUnionFind
+from pipelines.resolution.names import parse_name, split_author_list
+from pipelines.resolution.titles import STOPWORDS, TitleComparison, compare_titles, content_tokens, title_parts, title_tokens
+
+MATCH_THRESHOLD = 0.85
+REVIEW_LOW = 0.65
+REVIEW_VETO_TITLE = 0.8
+# Candidate screen: pairs below this character similarity of their title keys and below the
+# token-set similarity are not diffed, unless one title is a word-prefix or a part of the other.
+# (On DBLP-Scholar no accepted pair falls below either.)
+SCREEN_SIMILARITY = 0.7
+# Below this even a title that contains the other is too unlike it (length ratio beyond ~1:5).
+SCREEN_FLOOR = 0.35
+SCREEN_TOKEN_SIMILARITY = 0.8
+# Title score when one title equals the main title or subtitle of the other.
+SUBTITLE_SCORE = 0.9
+YEAR_PENALTY_2 = -0.15
+YEAR_PENALTY_FAR = -0.30
+# Title evidence never makes a paper whose records' years spread over more than this; an
+# identifier (arXiv id, DOI) may (a 2019 preprint and its 2022 journal version).
+MAX_YEAR_SPAN = 2
+METHOD_PRIORITY = {"arxiv_id": 4, "doi": 3, "title_exact": 2, "title_fuzzy": 1, "singleton": 0}
+
+ASSIGNMENT_SCHEMA = {"record_id": pl.String, "paper_id": pl.String, "method": pl.String, "score": pl.Float64}
+REVIEW_SCHEMA = {
+    "left_id": pl.String,
+    "right_id": pl.String,
+    "left_label": pl.String,
+    "right_label": pl.String,
+    "score": pl.Float64,
+    "evidence_for": pl.String,
+    "evidence_against": pl.String,
+    "left_cluster": pl.String,
+    "right_cluster": pl.String,
+}
+
+_ARXIV_NEW = re.compile(r"(\d{4}\.\d{4,5})(v\d+)?$")
+_ARXIV_OLD = re.compile(r"([a-z\-]+(?:\.[a-z]{2})?/\d{7})(v\d+)?$")
+
+
+def normalize_arxiv_id(value: str | None) -> str | None:
+    """``arXiv:2401.01234v2`` / ``https://arxiv.org/abs/2401.01234`` -> ``2401.01234``."""
+    if not value:
+        return None
+    text = value.strip().lower()
+    for pattern in (_ARXIV_NEW, _ARXIV_OLD):
+        m = pattern.search(text)
+        if m:
+            return m.group(1)
+    return None
+
+
+def normalize_doi(value: str | None) -> str | None:
+    """Lower-case DOI without resolver prefix; ``None`` when it is not a DOI."""
+    if not value:
+        return None
+    text = value.strip().lower()
+    text = re.sub(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", "", text)
+    return text if text.startswith("10.") and "/" in text else None
+
+
+@dataclass
+class _Features:
+    """Per-record features, aligned with the row index of the record_id-sorted frame."""
+
+    record_ids: list[str]
+    titles: list[str]
+    tokens: list[tuple[str, ...]]
+    keys: list[str]
+    parts: list[tuple[str, ...]]
+    n_content: list[int]
+    author_sets: list[list[frozenset[str]]]
+    author_union: list[frozenset[str]]
+    years: list[int | None]
+    arxiv: list[str | None]
+    doi: list[str | None]
+    groups: list[str | None] | None
+
+
+def _column_or_null(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
+    return pl.col(name).cast(dtype, strict=False) if name in df.columns else pl.lit(None, dtype=dtype)
+
+
+def _prepare(records: pl.DataFrame, one_to_one_between: str | None) -> tuple[pl.DataFrame, _Features]:
+    missing = {"record_id", "title"} - set(records.columns)
+    if missing:
+        raise ValueError(f"records lack columns: {sorted(missing)}")
+    if one_to_one_between is not None and one_to_one_between not in records.columns:
+        raise ValueError(f"one_to_one_between={one_to_one_between!r} is not a column of records")
+    if "authors" in records.columns and records.schema["authors"] == pl.String:
+        authors = pl.col("authors").map_elements(split_author_list, return_dtype=pl.List(pl.String))
+    elif "authors" in records.columns:
+        authors = pl.col("authors").cast(pl.List(pl.String)).fill_null([])
+    else:
+        authors = pl.lit([], dtype=pl.List(pl.String))
+    df = records.select(
+        pl.col("record_id").cast(pl.String),
+        pl.col("title").cast(pl.String),
+        authors.alias("authors"),
+        _column_or_null(records, "year", pl.Int64).alias("year"),
+        _column_or_null(records, "arxiv_id", pl.String).alias("arxiv_id"),
+        _column_or_null(records, "doi", pl.String).alias("doi"),
+        (_column_or_null(records, one_to_one_between, pl.String) if one_to_one_between else pl.lit(None, pl.String)).alias("_group"),
+    ).sort("record_id")
+    if df["record_id"].null_count():
+        raise ValueError("record_id must not be null")
+    if df["record_id"].n_unique() != df.height:
+        raise ValueError("record_id must be unique")
+
+    titles = [t or "" for t in df["title"].to_list()]
+    tokens = [title_tokens(t) for t in titles]
+    author_sets: list[list[frozenset[str]]] = []
+    for names in df["authors"].to_list():
+        sets = [frozenset(parse_name(n).keys) for n in (names or [])]
+        author_sets.append([s for s in sets if s])
+    arxiv = [normalize_arxiv_id(a) for a in df["arxiv_id"].to_list()]
+    doi = []
+    for i, d in enumerate(df["doi"].to_list()):
+        nd = normalize_doi(d)
+        if nd and nd.startswith("10.48550/arxiv."):
+            arxiv[i] = arxiv[i] or normalize_arxiv_id(nd.split("arxiv.", 1)[1])
+            nd = None
+        doi.append(nd)
+    feats = _Features(
+        record_ids=df["record_id"].to_list(),
+        titles=titles,
+        tokens=tokens,
+        keys=[" ".join(t) for t in tokens],
+        parts=[title_parts(t) for t in titles],
+        n_content=[sum(1 for w in t if w not in STOPWORDS) for t in tokens],
+        author_sets=author_sets,
+        author_union=[frozenset().union(*s) if s else frozenset() for s in author_sets],
+        years=df["year"].to_list(),
+        arxiv=arxiv,
+        doi=doi,
+        groups=df["_group"].to_list() if one_to_one_between else None,
+    )
+    return df, feats
+
+
+def _blocking_keys(feats: _Features) -> pl.DataFrame:
+    """Long table ``(idx, key, year, first_author)`` of title blocking keys."""
+    n = len(feats.tokens)
+    idx = np.arange(n, dtype=np.int64)
+    content = [[w for w in t if w not in STOPWORDS] or list(t) for t in feats.tokens]
+    base = pl.DataFrame(
+        {
+            "idx": idx,
+            "content": content,
+            "glued": ["".join(t) for t in feats.tokens],
+            "year": feats.years,
+            "first_author": [min(s[0]) if s else None for s in feats.author_sets],
+        },
+        schema={"idx": pl.Int64, "content": pl.List(pl.String), "glued": pl.String, "year": pl.Int64, "first_author": pl.String},
+    )
+    # Whole title, and each part of a two-part title (a record may keep only the main title).
+    exact = pl.DataFrame(
+        {"idx": idx, "key": [[k, *parts] for k, parts in zip(feats.keys, feats.parts)]},
+        schema={"idx": pl.Int64, "key": pl.List(pl.String)},
+    ).explode("key").with_columns(("x|" + pl.col("key")).alias("key"))
+    ends = base.select(
+        "idx",
+        ("p|" + pl.col("content").list.head(3).list.join(" ")).alias("prefix"),
+        ("s|" + pl.col("content").list.tail(3).list.join(" ")).alias("suffix"),
+        # Characters without spaces: finds titles whose words were glued ("QueryOptimization").
+        pl.when(pl.col("glued").str.len_chars() >= 16).then("c|" + pl.col("glued").str.head(10)).alias("chars_head"),
+        pl.when(pl.col("glued").str.len_chars() >= 16).then("e|" + pl.col("glued").str.tail(10)).alias("chars_tail"),
+    )
+    words = base.select("idx", "content").explode("content").rename({"content": "word"}).drop_nulls().unique()
+    df_words = words.group_by("word").agg(pl.len().alias("df"))
+    # A word seen in one record only cannot pair that record with anything: skip it.
+    rare = (
+        words.join(df_words.filter(pl.col("df") > 1), on="word")
+        .sort("idx", "df", "word")
+        .group_by("idx", maintain_order=True)
+        .head(4)
+    )
+    rare_pairs = (
+        rare.join(rare, on="idx", suffix="_r")
+        .filter(pl.col("word") < pl.col("word_r"))
+        .select("idx", ("r|" + pl.col("word") + " " + pl.col("word_r")).alias("key"))
+    )
+    keys = pl.concat(
+        [exact, *(ends.select("idx", pl.col(c).alias("key")) for c in ("prefix", "suffix", "chars_head", "chars_tail")), rare_pairs]
+    )
+    return keys.join(base.select("idx", "year", "first_author"), on="idx", how="left")
+
+
+def _candidate_pairs(feats: _Features) -> pl.DataFrame:
+    if not feats.tokens:
+        return empty_pairs()
+    pairs = pairs_from_keys(_blocking_keys(feats), max_block=50, window=10, order_by=["year", "first_author"])
+    if feats.groups is not None and pairs.height:
+        # One-to-one linkage: two records of one source are never compared.
+        groups = pl.Series(feats.groups, dtype=pl.String)
+        same = pairs.with_columns(gi=groups.gather(pairs["i"]), gj=groups.gather(pairs["j"]))
+        pairs = same.filter(pl.col("gi").is_null() | pl.col("gj").is_null() | (pl.col("gi") != pl.col("gj"))).select("i", "j")
+    return pairs
+
+
+def _author_overlap(a: list[frozenset[str]], b: list[frozenset[str]], ua: frozenset[str], ub: frozenset[str]) -> tuple[int, float | None]:
+    """(shared names, share of the shorter list) — None when either list is empty."""
+    if not a or not b:
+        return 0, None
+    if len(a) <= len(b):
+        shared = sum(1 for keys in a if not keys.isdisjoint(ub))
+    else:
+        shared = sum(1 for keys in b if not keys.isdisjoint(ua))
+    return shared, shared / min(len(a), len(b))
+
+
+def _year_term(diff: int | None) -> float:
+    if diff is None:
+        return 0.0
+    if diff == 0:
+        return 0.03
+    if diff == 1:
+        return 0.0
+    if diff == 2:
+        return YEAR_PENALTY_2
+    return YEAR_PENALTY_FAR
+
+
+def _combine(title: TitleComparison, overlap: float | None, year_diff: int | None, min_content: int) -> float:
+    score = title.score + _year_term(year_diff)
+    if overlap is not None:
+        score += 0.10 * overlap if overlap > 0 else -0.12
+    if min_content <= 2 and not (overlap and overlap > 0):
+        score -= 0.20  # "Introduction", "Editorial": the title alone identifies nothing
+    return float(min(1.0, max(0.0, score)))
+
+
+def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
+    """Score title candidates: one row per surviving pair with the evidence behind its score."""
+    schema = {
+        "i": pl.Int64, "j": pl.Int64, "method": pl.String, "score": pl.Float64, "title_score": pl.Float64,
+        "veto": pl.String, "detail": pl.String, "shared_authors": pl.Int64, "author_overlap": pl.Float64,
+        "year_diff": pl.Int64,
+    }
+    if pairs.height == 0:
+        return pl.DataFrame(schema=schema)
+    # Cheap vectorised screen over all candidates: character similarity of the title keys; pairs
+    # in the grey zone get a second chance if their token sets agree (a truncated or extended
+    # title, a dropped subtitle). Only survivors reach the Python diff.
+    keys = feats.keys
+    I = pairs["i"].to_numpy()
+    J = pairs["j"].to_numpy()
+    left = [keys[i] for i in I]
+    right = [keys[j] for j in J]
+    sim = process.cpdist(left, right, scorer=Indel.normalized_similarity, workers=-1)
+    keep = sim >= SCREEN_SIMILARITY
+    lengths = np.array([len(k) for k in keys], dtype=np.int64)
+    li, lj = lengths[I], lengths[J]
+    length_ratio = np.minimum(li, lj) / np.maximum(np.maximum(li, lj), 1)
+    # Grey zone: a much shorter title (truncated, subtitle dropped) or a fairly similar one
+    # (reordered words); similar-length titles with little in common are not worth a look.
+    grey = np.flatnonzero((sim >= SCREEN_FLOOR) & ~keep & ((length_ratio < 0.75) | (sim >= 0.55)))
+    if grey.size:
+        gl, gr = [left[k] for k in grey], [right[k] for k in grey]
+        # A title that is a prefix or a part of the other has a token-set similarity of 1.
+        token_sim = process.cpdist(gl, gr, scorer=fuzz.token_set_ratio, workers=-1) / 100.0
+        keep[grey] = token_sim >= SCREEN_TOKEN_SIMILARITY
+    survivors = np.flatnonzero(keep & np.array([bool(a) and bool(b) for a, b in zip(left, right)], dtype=bool))
+    rows: dict[str, list] = {k: [] for k in schema}
+    cache: dict[tuple[str, str], TitleComparison] = {}
+    for k in survivors:
+        i, j, ki, kj = int(I[k]), int(J[k]), left[k], right[k]
+        part_of = ki in feats.parts[j] or kj in feats.parts[i]
+        exact = ki == kj
+        if exact:
+            title = TitleComparison(1.0, None, feats.n_content[i], 0, 0, "identical title")
+        elif part_of:
+            # One record kept only the main title (or only the subtitle) of the other.
+            shorter = ki if len(ki) < len(kj) else kj
+            n_words = len(content_tokens(shorter.split()))
+            title = TitleComparison(
+                SUBTITLE_SCORE if n_words >= 3 else SUBTITLE_SCORE - 0.1, None, n_words, 0, 0, "one title is a part of the other"
+            )
+        else:
+            title = cache.get((ki, kj))
+            if title is None:
+                title = cache[(ki, kj)] = compare_titles(feats.tokens[i], feats.tokens[j])
+        shared, overlap = _author_overlap(feats.author_sets[i], feats.author_sets[j], feats.author_union[i], feats.author_union[j])
+        yi, yj = feats.years[i], feats.years[j]
+        year_diff = abs(yi - yj) if yi is not None and yj is not None else None
+        score = _combine(title, overlap, year_diff, min(feats.n_content[i], feats.n_content[j]))
+        rows["i"].append(i)
+        rows["j"].append(j)
+        rows["method"].append("title_exact" if exact else "title_fuzzy")
+        rows["score"].append(round(score, 4))
+        rows["title_score"].append(title.score)
+        rows["veto"].append(title.veto)
+        rows["detail"].append(title.detail)
+        rows["shared_authors"].append(shared)
+        rows["author_overlap"].append(overlap)
+        rows["year_diff"].append(year_diff)
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _identifier_edges(feats: _Features) -> pl.DataFrame:
+    n = len(feats.record_ids)
+    idx = np.arange(n, dtype=np.int64)
+    parts = []
+    for method, values in (("arxiv_id", feats.arxiv), ("doi", feats.doi)):
+        star = star_pairs(pl.DataFrame({"idx": idx, "label": values}, schema={"idx": pl.Int64, "label": pl.String}))
+        parts.append(star.with_columns(pl.lit(method).alias("method"), pl.lit(1.0).alias("score")))
+    return pl.concat(parts)
+
+
+@dataclass
+class _Resolution:
+    roots: list[int]
+    scored: pl.DataFrame
+    edges: pl.DataFrame  # accepted edges (identifier and title) with method, score
+    refused: pl.DataFrame  # accepted title edges a constraint kept apart, with the reason
+
+
+def _resolve(feats: _Features) -> _Resolution:
+    n = len(feats.record_ids)
+    scored = _score_pairs(feats, _candidate_pairs(feats))
+    id_edges = _identifier_edges(feats)
+    uf = ConstrainedUnionFind(
+        n,
+        exclusive={"arXiv id": feats.arxiv, "DOI": feats.doi},
+        groups=feats.groups,
+        spans={"year": (feats.years, MAX_YEAR_SPAN)},
+    )
+    for i, j in id_edges.select("i", "j").iter_rows():
+        uf.union(i, j)
+    vetoed = scored.filter(pl.col("veto").is_not_null())
+    uf.add_cannot_links(vetoed.select("i", "j").iter_rows())
+    title_edges = (
+        scored.filter(pl.col("veto").is_null() & (pl.col("score") >= MATCH_THRESHOLD))
+        .with_columns(pl.col("method").replace_strict(METHOD_PRIORITY, return_dtype=pl.Int64).alias("_prio"))
+        .sort(["score", "_prio", "i", "j"], descending=[True, True, False, False])
+    )
+    refused: list[tuple[int, int, str]] = []
+    for i, j in title_edges.select("i", "j").iter_rows():
+        ri, rj = uf.find(i), uf.find(j)
+        if ri == rj:
+            continue
+        reason = uf.conflict(ri, rj)
+        if reason is None:
+            uf.union(i, j)
+        elif reason != "same group":
+            refused.append((i, j, reason))
+    edges = pl.concat([id_edges, title_edges.select("i", "j", "method", "score")])
+    refused_df = pl.DataFrame(refused, schema={"i": pl.Int64, "j": pl.Int64, "reason": pl.String}, orient="row")
+    return _Resolution(uf.roots(), scored, edges, refused_df)
+
+
+def _assignments(feats: _Features, res: _Resolution) -> pl.DataFrame:
+    n = len(feats.record_ids)
+    ids = pl.Series("record_id", feats.record_ids, dtype=pl.String)
+    roots = pl.Series("root", res.roots, dtype=pl.Int64)
+    # paper_id = smallest record_id in the cluster; rows are sorted by record_id, so the min index.
+    cluster_min = pl.DataFrame({"idx": np.arange(n, dtype=np.int64), "root": roots}).with_columns(
+        pl.col("idx").min().over("root").alias("first")
+    )
+    paper_id = ids.gather(cluster_min["first"])
+    edges = res.edges.with_columns(
+        roots.gather(res.edges["i"]).alias("ri"), roots.gather(res.edges["j"]).alias("rj")
+    ).filter(pl.col("ri") == pl.col("rj"))
+    ends = pl.concat([edges.select(pl.col("i").alias("idx"), "method", "score"), edges.select(pl.col("j").alias("idx"), "method", "score")])
+    best = (
+        ends.with_columns(pl.col("method").replace_strict(METHOD_PRIORITY, return_dtype=pl.Int64).alias("_prio"))
+        .sort(["idx", "_prio", "score"], descending=[False, True, True])
+        .group_by("idx", maintain_order=True)
+        .first()
+    )
+    out = (
+        pl.DataFrame({"idx": np.arange(n, dtype=np.int64), "record_id": ids, "paper_id": paper_id})
+        .join(best.select("idx", "method", "score"), on="idx", how="left")
+        .with_columns(pl.col("method").fill_null("singleton"), pl.col("score").fill_null(1.0))
+        .sort("idx")
+        .select(list(ASSIGNMENT_SCHEMA))
+    )
+    return out.cast(ASSIGNMENT_SCHEMA)
+
+
+def _review(feats: _Features, res: _Resolution, cluster_of: list[str]) -> pl.DataFrame:
+    scored = res.scored.join(res.refused, on=["i", "j"], how="left")
+    rows = []
+    for r in scored.iter_rows(named=True):
+        ci, cj = cluster_of[r["i"]], cluster_of[r["j"]]
+        if ci == cj:
+            continue
+        borderline = r["veto"] is None and REVIEW_LOW <= r["score"] < MATCH_THRESHOLD
+        kept_apart = (r["veto"] is not None or r["reason"] is not None) and r["title_score"] >= REVIEW_VETO_TITLE
+        if not (borderline or kept_apart):
+            continue
+        i, j = r["i"], r["j"]
+        evidence_for = [f"title {r['title_score']:.2f} ({r['detail']})" if r["veto"] is None else f"title {r['title_score']:.2f}"]
+        against = []
+        if r["veto"]:
+            against.append(f"titles differ: {r['veto']}")
+        if r["reason"]:
+            against.append(f"{r['reason']} between the two papers")
+        if r["author_overlap"] is not None:
+            if r["shared_authors"]:
+                evidence_for.append(f"{r['shared_authors']} shared author(s)")
+            else:
+                against.append("no shared author")
+        else:
+            against.append("no author list to compare")
+        if r["year_diff"] is not None:
+            (evidence_for if r["year_diff"] <= 1 else against).append(f"years {feats.years[i]} / {feats.years[j]}")
+        if feats.arxiv[i] and feats.arxiv[j] and feats.arxiv[i] != feats.arxiv[j]:
+            against.append(f"arXiv {feats.arxiv[i]} vs {feats.arxiv[j]}")
+        left, right = (i, j) if ci < cj else (j, i)
+        rows.append(
+            {
+                "left_id": feats.record_ids[left],
+                "right_id": feats.record_ids[right],
+                "left_label": feats.titles[left],
+                "right_label": feats.titles[right],
+                "score": r["score"],
+                "evidence_for": "; ".join(evidence_for),
+                "evidence_against": "; ".join(against) or "score below the match threshold",
+                "left_cluster": cluster_of[left],
+                "right_cluster": cluster_of[right],
+            }
+        )
+    if not rows:
+        return pl.DataFrame(schema=REVIEW_SCHEMA)
+    return (
+        pl.DataFrame(rows, schema=REVIEW_SCHEMA)
+        .sort(["left_cluster", "right_cluster", "score", "left_id", "right_id"], descending=[False, False, True, False, False])
+        .unique(["left_cluster", "right_cluster"], keep="first", maintain_order=True)
+        .sort(["score", "left_id", "right_id"], descending=[True, False, False])
+    )
+
+
+def resolve_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Match records into papers; return ``(assignments, review)``.
+
+    ``assignments``: ``record_id, paper_id, method, score`` (see :func:`match_papers`).
+    ``review``: borderline or vetoed candidate pairs that were not merged; ``left_id``/``right_id``
+    are record ids, ``left_cluster``/``right_cluster`` their paper ids.
+    """
+    if records.height == 0:
+        return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
+    _, feats = _prepare(records, one_to_one_between)
+    res = _resolve(feats)
+    assignments = _assignments(feats, res)
+    review = _review(feats, res, assignments["paper_id"].to_list())
+    return assignments, review
+
+
+def match_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None) -> pl.DataFrame:
+    """One row per record: ``record_id``, ``paper_id``, ``method``, ``score``.
+
+    Records sharing a ``paper_id`` are one paper; ``paper_id`` is the smallest ``record_id`` of
+    the cluster. ``method`` is the strongest evidence that put the record in its cluster
+    (``arxiv_id`` | ``doi`` | ``title_exact`` | ``title_fuzzy``, or ``singleton`` when alone, with
+    score 1.0). ``one_to_one_between='source'`` links clean sources: a record joins at most one
+    record of each other source value, and records of one source are never merged together.
+    """
+    return resolve_papers(records, one_to_one_between=one_to_one_between)[0]
+
+
+def paper_review_pairs(records: pl.DataFrame, result: pl.DataFrame, *, one_to_one_between: str | None = None) -> pl.DataFrame:
+    """The review queue for ``records`` as clustered in ``result`` (``record_id``, ``paper_id``).
+
+    ``result`` may differ from what :func:`match_papers` returned (manual overrides applied):
+    only pairs that ``result`` keeps in different papers are listed.
+    """
+    if records.height == 0:
+        return pl.DataFrame(schema=REVIEW_SCHEMA)
+    _, feats = _prepare(records, one_to_one_between)
+    res = _resolve(feats)
+    mapping = dict(zip(result["record_id"].cast(pl.String).to_list(), result["paper_id"].cast(pl.String).to_list()))
+    cluster_of = [mapping.get(rid, rid) for rid in feats.record_ids]
+    return _review(feats, res, cluster_of)

@@ -1,0 +1,347 @@
+"""Paper titles: comparison keys and a token-level diff that tells edits from different papers.
+
+Two titles are reduced to token lists (``textnorm.match_key``: case, punctuation, spacing, LaTeX
+and diacritics gone; then a light plural stemmer). The lists are aligned (``difflib``) and every
+differing stretch is classified:
+
+- *equivalent*: the same words spelled differently — plural/singular (``algorithm``/``algorithms``
+  after stemming), joined or split words (``data base``/``database``, ``non-convex``/``nonconvex``),
+  an acronym and its expansion (``LLM``/``large language model``), spelling variants
+  (``behaviour``/``behavior``, ``heterogenous``/``heterogeneous``), a morphological variant
+  (``implement``/``implementation``), stopwords;
+- *conflict* (a veto): a content word replaced by a different content word
+  (``dynamic``/``static``, ``systems``/``sources``), a negation prefix (``linear``/``nonlinear``),
+  a different number (``GPT-3``/``GPT-4``, ``Part II``/``Part III``);
+- *insertion*: content words present on one side only. In the middle of the title they weigh
+  fully (``historical relational query`` vs ``historical query``); at either end (a dropped
+  subtitle, a truncated title) they weigh half.
+
+The title score is ``common / (common + middle + 0.5 * edge)`` over content words. A conflict
+sets ``veto``: the paper matcher never merges such a pair on title evidence (only an identical
+arXiv id or DOI can), and shows it in the review queue when the titles are otherwise close.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rapidfuzz.distance import Indel, Levenshtein
+
+from pipelines.textnorm import match_key, normalize_text
+
+STOPWORDS = frozenset(
+    """a an the of for in on at to and or with by from into via using use under over toward towards
+    its it their is are be been as about through between within without based upon vs versus
+    this that these those how what when which do does can we our your not no""".split()
+)
+# A word made from another by one of these prefixes means the opposite, however similar the strings.
+_NEGATION_PREFIXES = ("non", "un", "a", "in", "im", "ir", "il", "dis", "anti", "de", "semi", "multi", "sub", "super")
+# Titles with at most this many content words change meaning when one word is added.
+SHORT_TITLE_WORDS = 4
+_ROMAN = re.compile(r"^(?=[ivxlc]+$)c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
+
+
+def stem(token: str) -> str:
+    """Light English plural stripping: enough to treat ``models``/``model`` as one word."""
+    if len(token) <= 3 or token.isdigit():
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    if token.endswith("sses"):
+        return token[:-2]
+    if token.endswith(("ches", "shes", "xes", "zes")):
+        return token[:-2]
+    if token.endswith("s") and not token.endswith(("ss", "us", "is", "ys")):
+        return token[:-1]
+    return token
+
+
+_GLUED_DIGITS = re.compile(r"^([a-z]+)\d+$")
+# Where a title splits into main title and subtitle (or a series prefix and the title proper).
+_TITLE_PARTS = re.compile(r"\s*(?::|\?|!|\.\s|\s[-\u2013\u2014]+\s|\u2014|\s*\(|\))\s*")
+
+
+def _token(raw: str) -> str:
+    glued = _GLUED_DIGITS.match(raw)
+    if glued and glued.group(1) in STOPWORDS:
+        return glued.group(1)  # "and1": a footnote mark glued to a word
+    return stem(raw)
+
+
+@lru_cache(maxsize=200_000)
+def title_tokens(title: str | None) -> tuple[str, ...]:
+    """Stemmed comparison tokens of a title (empty for a missing title)."""
+    return tuple(_token(t) for t in match_key(title).split())
+
+
+@lru_cache(maxsize=200_000)
+def title_parts(title: str | None) -> tuple[str, ...]:
+    """Keys of the main title, the subtitle(s) and runs of them when a title has several parts.
+
+    ``"The ClustRa Telecom Database: High Availability, ..."`` gives the keys of both halves, so
+    a record that kept only one half can be recognised (``()`` for a one-part title). Parts of fewer than two content words
+    (``"DynaTrain"``) identify too little to be used alone.
+    """
+    if not title:
+        return ()
+    pieces = [p for p in _TITLE_PARTS.split(normalize_text(title) or "") if p.strip()]
+    if len(pieces) < 2:
+        return ()
+    pieces = pieces[:6]
+    keys = []
+    # Every run of consecutive parts but the whole: "Duschka. Infomaster: An Information
+    # Integration System" contains "Infomaster: An Information Integration System".
+    for start in range(len(pieces)):
+        for stop in range(start + 1, len(pieces) + 1):
+            if stop - start == len(pieces):
+                continue
+            tokens = tuple(t for piece in pieces[start:stop] for t in title_tokens(piece))
+            if len(content_tokens(tokens)) >= 2:
+                keys.append(" ".join(tokens))
+    return tuple(dict.fromkeys(keys))
+
+
+def title_key(title: str | None) -> str:
+    """Exact-match key: two titles with the same key are the same words in the same order."""
+    return " ".join(title_tokens(title))
+
+
+def content_tokens(tokens: tuple[str, ...] | list[str]) -> list[str]:
+    return [t for t in tokens if t not in STOPWORDS]
+
+
+def _is_number(token: str) -> bool:
+    return token.isdigit() or bool(_ROMAN.match(token)) and token not in {"i", "c", "l", "v", "x"}
+
+
+def _numbers(tokens: list[str]) -> set[str]:
+    out = set()
+    for t in tokens:
+        if _is_number(t):
+            out.add(t)
+        else:
+            # "gpt3", "v2", "h264": digits glued to letters are part of a name; keep them exact.
+            digits = re.findall(r"\d+", t)
+            if digits and not t.isdigit():
+                out.add(t)
+    return out
+
+
+def _negation_pair(a: str, b: str) -> bool:
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return any(long_ == p + short for p in _NEGATION_PREFIXES)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _is_subsequence(short: str, long_: str) -> bool:
+    it = iter(long_)
+    return all(ch in it for ch in short)
+
+
+@lru_cache(maxsize=200_000)
+def spelling_variant(a: str, b: str) -> bool:
+    """Same word written differently — not a different word that merely looks alike.
+
+    Accepted: one typo in a word of 6+ letters, two in 9+ (``behaviour``/``behavior``,
+    ``heterogenous``/``heterogeneous``), one root with different endings (``update``/``updating``,
+    ``implement``/``implementation``), an abbreviation (``dept``/``department``), stray digits
+    (``and1``/``and``). Refused whatever the similarity: a negation prefix (``linear``/``nonlinear``),
+    different numbers, short look-alikes (``model``/``modal``, ``local``/``global``).
+    """
+    if a == b:
+        return True
+    if _negation_pair(a, b):
+        return False
+    na, nb = _numbers([a]), _numbers([b])
+    if na and nb:
+        return False
+    la, lb = re.sub(r"\d", "", a), re.sub(r"\d", "", b)
+    if (na or nb) and la == lb and len(la) >= 2:
+        return True
+    if na or nb:
+        return False
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    prefix = _common_prefix(a, b)
+    if prefix >= 5 and prefix >= 0.6 * len(short) and len(long_) - prefix <= 6:
+        return True
+    if 3 <= len(short) <= 5 and len(long_) >= len(short) + 3 and prefix >= 1 and _is_subsequence(short, long_):
+        return True
+    if len(short) >= 6:
+        distance = Levenshtein.distance(a, b, score_cutoff=2)
+        if distance <= 1 or (distance == 2 and len(short) >= 9):
+            return True
+    # A letter dropped or doubled ("acess"/"access"); a changed letter in a five-letter word is
+    # too often another word ("model"/"modal").
+    return len(short) >= 5 and Indel.distance(a, b, score_cutoff=1) <= 1
+
+
+def _acronym_of(short: list[str], long_: list[str]) -> bool:
+    """``llm`` against ``large language model`` (stopwords in the expansion may be skipped)."""
+    if len(short) != 1 or len(long_) < 2:
+        return False
+    acro = short[0]
+    initials_all = "".join(t[0] for t in long_)
+    initials_content = "".join(t[0] for t in long_ if t not in STOPWORDS)
+    # Stemming made "llms" into "llm"; acronyms are compared without a final s as well.
+    candidates = {acro, acro.rstrip("s")}
+    return bool(candidates & {initials_all, initials_content})
+
+
+@dataclass(frozen=True)
+class TitleComparison:
+    score: float  # 0..1, content-word agreement
+    veto: str | None  # why the titles name different papers, or None
+    common: int
+    middle: int  # content words inserted inside the title
+    edge: int  # content words added/dropped at either end
+    detail: str  # human-readable summary of the differences
+
+
+def compare_titles(left: tuple[str, ...], right: tuple[str, ...]) -> TitleComparison:
+    """Align two stemmed token lists and classify their differences (see module docstring)."""
+    if left == right:
+        n = len(content_tokens(left)) or len(left)
+        return TitleComparison(1.0 if left else 0.0, None, n, 0, 0, "identical title")
+    nl, nr = len(left), len(right)
+    match_l: list[int | None] = [None] * nl
+    match_r: list[int | None] = [None] * nr
+    notes: list[str] = []
+    # 1. Identical words, in order first (longest common blocks), then moved words anywhere.
+    matcher = difflib.SequenceMatcher(a=left, b=right, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            match_l[block.a + k], match_r[block.b + k] = block.b + k, block.a + k
+    free_r: dict[str, list[int]] = {}
+    for j in range(nr):
+        if match_r[j] is None:
+            free_r.setdefault(right[j], []).append(j)
+    for i in range(nl):
+        if match_l[i] is None and free_r.get(left[i]):
+            j = free_r[left[i]].pop(0)
+            match_l[i], match_r[j] = j, i
+    # 2. Joined/split words and acronyms: one token against a run of 2-5 unmatched tokens.
+    for side_a, side_b, ma, mb in ((left, right, match_l, match_r), (right, left, match_r, match_l)):
+        todo = [i for i, t in enumerate(side_a) if ma[i] is None and len(t) >= 2 and t not in STOPWORDS]
+        if not todo:
+            continue
+        runs: dict[str, tuple[int, int]] = {}
+        for j in range(len(side_b)):
+            if mb[j] is not None:
+                continue
+            for size in range(2, 6):
+                run = side_b[j : j + size]
+                if len(run) < size or mb[j + size - 1] is not None:
+                    break
+                for form in (
+                    "".join(run),
+                    "".join(t[0] for t in run),
+                    "".join(t[0] for t in run if t not in STOPWORDS),
+                ):
+                    runs.setdefault(form, (j, size))
+        for i in todo:
+            token = side_a[i]
+            hit = runs.get(token) or runs.get(token.rstrip("s"))
+            if hit is None:
+                continue
+            j, size = hit
+            if any(m is not None for m in mb[j : j + size]):
+                continue
+            ma[i] = j
+            for k in range(j, j + size):
+                mb[k] = i
+            notes.append(f"{token!r}~{' '.join(side_b[j : j + size])!r}")
+    # 3. Spelling variants among the rest, nearest position first.
+    for i in range(nl):
+        if match_l[i] is not None or left[i] in STOPWORDS:
+            continue
+        # Variants share their first letter (typos, endings and abbreviations keep it).
+        free = [j for j in range(nr) if match_r[j] is None and right[j][:1] == left[i][:1] and right[j] not in STOPWORDS]
+        for j in sorted(free, key=lambda j: abs(j - i)):
+            if spelling_variant(left[i], right[j]):
+                match_l[i], match_r[j] = j, i
+                notes.append(f"{left[i]!r}~{right[j]!r}")
+                break
+
+    def unmatched(tokens: tuple[str, ...], marks: list[int | None]) -> tuple[list[str], list[str], list[str]]:
+        """Unmatched content words split into (at start, in the middle, at end)."""
+        content_pos = [k for k, t in enumerate(tokens) if t not in STOPWORDS]
+        head, mid, tail = [], [], []
+        first_matched = next((k for k in content_pos if marks[k] is not None), None)
+        last_matched = next((k for k in reversed(content_pos) if marks[k] is not None), None)
+        for k in content_pos:
+            if marks[k] is not None:
+                continue
+            if first_matched is None or k < first_matched:
+                head.append(tokens[k])
+            elif k > last_matched:
+                tail.append(tokens[k])
+            else:
+                mid.append(tokens[k])
+        return head, mid, tail
+
+    lh, lm, lt = unmatched(left, match_l)
+    rh, rm, rt = unmatched(right, match_r)
+    veto: list[str] = []
+    l_only, r_only = lh + lm + lt, rh + rm + rt
+    ln, rn = _numbers(l_only), _numbers(r_only)
+    if ln and rn:
+        veto.append(f"number {' '.join(sorted(ln))!r} vs {' '.join(sorted(rn))!r}")
+    r_set = set(r_only)
+    negations = [
+        (x, y)
+        for x in l_only
+        for p in _NEGATION_PREFIXES
+        for y in (p + x, x[len(p) :] if x.startswith(p) else None)
+        if y in r_set
+    ]
+    if negations:
+        veto.append(f"negation {negations[0][0]!r} vs {negations[0][1]!r}")
+    if lm and rm:
+        veto.append(f"word {' '.join(lm)!r} vs {' '.join(rm)!r}")
+    for a, b, where in ((lh, rh, "start"), (lt, rt, "end")):
+        if a and b:
+            if min(len(a), len(b)) <= 2:
+                veto.append(f"word {' '.join(a)!r} vs {' '.join(b)!r} at the {where}")
+            else:
+                notes.append(f"{where} differs {' '.join(a)!r} / {' '.join(b)!r}")
+    if not veto:
+        # A word added in front of or inside a short title is a modifier that makes another
+        # paper ("Mixture of Neuron Experts", "Recurrent Cascade-Correlation ...").
+        for added, other in ((lh + lm, right), (rh + rm, left)):
+            words = [w for w in added if len(w) > 2 and not w.isdigit()]
+            if words and len(content_tokens(other)) <= SHORT_TITLE_WORDS:
+                veto.append(f"added {' '.join(words)!r} to a short title")
+    if not veto:
+        for words, side in ((lh + lt, "left"), (rh + rt, "right")):
+            if words:
+                notes.append(f"{side} adds {' '.join(words)!r} at an end")
+        for words, side in ((lm, "left"), (rm, "right")):
+            if words:
+                notes.append(f"{side} adds {' '.join(words)!r}")
+    common_l = sum(1 for k, t in enumerate(left) if t not in STOPWORDS and match_l[k] is not None)
+    common_r = sum(1 for k, t in enumerate(right) if t not in STOPWORDS and match_r[k] is not None)
+    common = (common_l + common_r) / 2
+    middle = len(lm) + len(rm)
+    edge = len(lh) + len(lt) + len(rh) + len(rt)
+    # Words missing at the end are a truncated title or a dropped subtitle: half weight. A word
+    # added in front is usually a modifier ("Recurrent Cascade-Correlation"): full weight. Stray
+    # letters and numbers at either end are citation debris ("..., in Saitta L. (ed.)",
+    # "VLDB'98"), not title words: an eighth.
+    edge_weight = sum(0.125 if len(w) <= 2 or w.isdigit() else 1.0 for w in lh + rh) + sum(
+        0.125 if len(w) <= 2 or w.isdigit() else 0.5 for w in lt + rt
+    )
+    denominator = common + middle + edge_weight
+    score = common / denominator if denominator else 0.0
+    detail = "; ".join(dict.fromkeys(veto + notes)) or "same words"
+    return TitleComparison(round(score, 4), "; ".join(veto) or None, round(common), middle, edge, detail)

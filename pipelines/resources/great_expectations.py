@@ -1,0 +1,64 @@
+"""Great Expectations as a Dagster resource: a thin wrapper over ``pipelines.quality``.
+
+It says where the suites live and how many offending rows a failure shows; the validation itself
+(GX 1.x in ephemeral mode, one context per process) is in ``pipelines.quality``. Nothing here
+imports GX, so loading the definitions stays quick; GX is imported the first time a check runs.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+import dagster as dg
+
+from pipelines import quality
+
+
+class GreatExpectationsResource(dg.ConfigurableResource):
+    """Expectation suites from ``expectations/`` (one per warehouse table), run with GX 1.x.
+
+    ``suites_dir`` defaults to the project's ``expectations/`` folder; ``sample_rows`` caps the
+    offending rows shown per failed expectation.
+    """
+
+    suites_dir: Optional[str] = None
+    sample_rows: int = quality.SAMPLE_ROWS
+
+    def resolved_dir(self) -> Path:
+        return Path(self.suites_dir) if self.suites_dir else quality.EXPECTATIONS_DIR
+
+    def suites(self) -> dict[str, quality.Suite]:
+        return quality.load_suites(self.resolved_dir())
+
+    def suite(self, table: str) -> quality.Suite:
+        path = self.resolved_dir() / f"{table}.json"
+        if not path.exists():
+            raise FileNotFoundError(f"no expectation suite for {table}: expected {path}")
+        return quality.load_suite(path)
+
+    def validate(
+        self,
+        con,
+        table: str,
+        *,
+        partition_dates: Optional[Sequence[date]] = None,
+        severities: Iterable[str] = quality.SEVERITIES,
+    ) -> dict[str, quality.ValidationReport]:
+        """Validate ``table``'s suite on the warehouse connection ``con``.
+
+        A partitioned suite runs once per partition date of the run (one for a nightly run, several
+        for a ranged backfill run) and the reports are merged; a whole-table suite runs once.
+        """
+        suite = self.suite(table)
+        severities = tuple(severities)
+        if not suite.partitioned:
+            return quality.run_suite(con, suite, severities=severities, sample_rows=self.sample_rows)
+        if not partition_dates:
+            raise ValueError(f"{table}: its suite validates one partition, but the run has no partition")
+        per_day = [
+            quality.run_suite(con, suite, partition_date=day, severities=severities, sample_rows=self.sample_rows)
+            for day in sorted(partition_dates)
+        ]
+        return {severity: quality.merge_reports([r[severity] for r in per_day]) for severity in per_day[0]}

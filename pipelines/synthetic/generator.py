@@ -1,0 +1,561 @@
+"""Synthetic capture corpora with ground truth, for the scale and resolution benchmarks.
+
+``generate_corpus(out_dir, profiles=N, seed=S)`` writes
+
+- ``captures/<nnn>_<hash>.txt|.html``: one profile page each (BZPEER or Scholar Feed), in the
+  visible-text format of ``pipelines/samples`` or as HTML page source, with a sidecar
+  ``<file>.meta.json`` = ``{"url": ..., "captured_at": ...}``;
+- ``truth/``: ``listings.parquet`` (which paper each listed item is), ``mentions.parquet`` (who
+  each shown name is: the profile owner and every byline name), ``profiles.parquet`` (who each
+  page is about, its file, format and page kind — bad pages say what should be rejected),
+  ``papers.parquet``, ``people.parquet``, ``authorships.parquet`` and ``summary.json``.
+
+The corpus is a pure function of (profiles, seed, html_share, bad_page_share, captured_at):
+the same arguments give byte-identical files, whatever the number of worker processes.
+``mutate(out_dir, share, seed)`` then changes a share of the pages in place (a new paper
+listed, a changed count) and rewrites their truth, for incremental-run benchmarks; every
+mutation batch is logged in ``truth/mutations.json`` so later batches replay earlier ones.
+
+Design: ``world.py`` builds the latent world with numpy (people, communities, papers, which
+site knows which papers); ``render.py`` renders one page at a time from it (bounded memory,
+files streamed out); pages are rendered in contiguous chunks by forked worker processes that
+share the world copy-on-write and write Parquet parts, merged in page order at the end.
+No Dagster imports.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing as mp
+import os
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from . import vocab
+from .names import fold_ascii
+from .render import render_page
+from .titles import make_title
+from .world import (
+    BAD_KINDS, CATEGORY_CODES, SOURCES, CorpusParams, World, _affine_ids, build_world, day_to_date,
+    draw_paper_numbers, draw_slots, plan_abstracts, seed_for,
+)
+
+GENERATOR = "pipelines.synthetic"
+GENERATOR_VERSION = 1
+DEFAULT_CAPTURED_AT = datetime(2026, 11, 21, tzinfo=timezone.utc)
+TRUTH_FILES = ("listings.parquet", "mentions.parquet", "profiles.parquet", "papers.parquet",
+               "people.parquet", "authorships.parquet", "summary.json")
+
+
+@dataclass
+class CorpusSummary:
+    """What a generation (or mutation) run produced; ``stats`` is the content of summary.json."""
+
+    out_dir: Path
+    profiles: int
+    listings: int
+    mentions: int
+    papers: int
+    people: int
+    bad_pages: dict[str, int]
+    elapsed_s: float
+    stats: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["out_dir"] = str(self.out_dir)
+        return d
+
+
+@dataclass
+class MutationSummary:
+    out_dir: Path
+    seed: int
+    share: float
+    pages_changed: int
+    papers_added: int
+    counts_changed: int
+    changed_files: list[str]
+    elapsed_s: float
+
+
+# ---------------------------------------------------------------------------------------------
+# generation
+# ---------------------------------------------------------------------------------------------
+def generate_corpus(
+    out_dir: Path,
+    *,
+    profiles: int,
+    seed: int = 0,
+    html_share: float = 0.3,
+    bad_page_share: float = 0.005,
+    captured_at: datetime = DEFAULT_CAPTURED_AT,
+    workers: int | None = None,
+) -> CorpusSummary:
+    """Write a corpus of ``profiles`` profile pages with ground truth into ``out_dir``.
+
+    ``workers``: render processes (default: up to 2, fewer on a 1-CPU machine). The output does
+    not depend on it. An existing corpus written by this generator in ``out_dir`` is replaced;
+    any other non-empty ``captures/`` or ``truth/`` folder is refused.
+    """
+    t0 = time.perf_counter()
+    if not 0.0 <= html_share <= 1.0 or not 0.0 <= bad_page_share <= 1.0:
+        raise ValueError("html_share and bad_page_share must be in [0, 1]")
+    if captured_at.tzinfo is None:
+        captured_at = captured_at.replace(tzinfo=timezone.utc)
+    out_dir = Path(out_dir)
+    captures, truth = out_dir / "captures", out_dir / "truth"
+    _prepare_output(captures, truth)
+    params = CorpusParams(profiles=profiles, seed=seed, html_share=html_share, bad_page_share=bad_page_share,
+                          captured_at=captured_at)
+    world = build_world(params)
+    parts_dir = truth / "_parts"
+    parts_dir.mkdir(parents=True)
+    n_workers = max(1, min(workers or min(2, os.cpu_count() or 1), world.n_pages))
+    chunk = max(1, min(2500, math.ceil(world.n_pages / (n_workers * 4))))
+    # Render in order of the owner's community: co-authors' pages (sharing papers) come close
+    # together, which makes the renderer's abstract cache effective. Output does not depend on it.
+    order = np.argsort(world.person_community[world.page_person], kind="stable")
+    tasks = [(i, order[lo:lo + chunk]) for i, lo in enumerate(range(0, world.n_pages, chunk))]
+    _run_chunks(world, tasks, captures, parts_dir, n_workers)
+    stats = _write_truth(world, truth, parts_dir, len(tasks))
+    shutil.rmtree(parts_dir)
+    return CorpusSummary(
+        out_dir=out_dir, profiles=world.n_pages, listings=stats["counts"]["listings"],
+        mentions=stats["counts"]["mentions"], papers=stats["counts"]["papers_in_world"],
+        people=stats["counts"]["people_in_world"], bad_pages=stats["pages"]["by_kind"],
+        elapsed_s=round(time.perf_counter() - t0, 3), stats=stats,
+    )
+
+
+def _prepare_output(captures: Path, truth: Path) -> None:
+    ours = (truth / "summary.json").exists() and json.loads((truth / "summary.json").read_text()).get("generator") == GENERATOR
+    for folder in (captures, truth):
+        if folder.exists() and any(folder.iterdir()):
+            if not ours:
+                raise FileExistsError(f"{folder} is not empty and was not written by {GENERATOR}")
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+
+
+_WORLD: World | None = None   # shared with forked workers (copy-on-write)
+
+
+def _run_chunks(world: World, tasks: list, captures: Path, parts_dir: Path, n_workers: int) -> None:
+    global _WORLD
+    _WORLD = world
+    try:
+        jobs = [(t, str(captures), str(parts_dir)) for t in tasks]
+        if n_workers > 1 and "fork" in mp.get_all_start_methods():
+            with mp.get_context("fork").Pool(n_workers) as pool:
+                for _ in pool.imap_unordered(_render_chunk, jobs):
+                    pass
+        else:
+            for job in jobs:
+                _render_chunk(job)
+    finally:
+        _WORLD = None
+
+
+def _render_chunk(job) -> int:
+    (index, pages), captures, parts_dir = job
+    world = _WORLD
+    assert world is not None
+    rows = _render_pages(world, pages.tolist(), Path(captures), {})
+    _write_part(rows, Path(parts_dir) / f"{index:06d}")
+    return len(pages)
+
+
+def _render_pages(world: World, pages, captures: Path, ops_by_page: dict[int, list[dict]],
+                  captured_at: str | None = None) -> dict:
+    """Render and write the given pages; return their truth rows as columns."""
+    iso = captured_at or world.params.captured_at.isoformat()
+    L = {k: [] for k in ("page", "position", "paper", "title_variant", "abstract_variant")}
+    M = {k: [] for k in ("page", "position", "name", "byline_index", "person", "name_form")}
+    P = {k: [] for k in ("page", "declared_items", "listed_items", "truncated_at", "h_index",
+                         "h_index_implausible", "citations", "followers", "claimed")}
+    for page in pages:
+        res = render_page(world, page, ops_by_page.get(page))
+        path = captures / world.page_file[page]
+        path.write_bytes(res.body)
+        (captures / (world.page_file[page] + ".meta.json")).write_text(
+            json.dumps({"url": world.page_url[page], "captured_at": iso}), encoding="utf-8")
+        for pos, paper, tv, av in res.listings:
+            L["page"].append(page); L["position"].append(pos); L["paper"].append(paper)
+            L["title_variant"].append(tv); L["abstract_variant"].append(av)
+        for pos, name, bi, person, kind in res.mentions:
+            M["page"].append(page); M["position"].append(pos); M["name"].append(name)
+            M["byline_index"].append(bi); M["person"].append(person); M["name_form"].append(kind)
+        f = res.facts
+        P["page"].append(page); P["declared_items"].append(res.declared)
+        P["listed_items"].append(len(res.listings)); P["truncated_at"].append(res.truncated_at)
+        P["h_index"].append(f.get("h_index")); P["h_index_implausible"].append(f.get("h_index_implausible"))
+        P["citations"].append(f.get("citations")); P["followers"].append(f.get("followers"))
+        P["claimed"].append(f.get("claimed"))
+    return {"listings": L, "mentions": M, "pages": P}
+
+
+_SCHEMAS = {
+    "listings": {"page": pl.Int64, "position": pl.Int32, "paper": pl.Int64, "title_variant": pl.String,
+                 "abstract_variant": pl.String},
+    "mentions": {"page": pl.Int64, "position": pl.Int32, "name": pl.String, "byline_index": pl.Int32,
+                 "person": pl.Int64, "name_form": pl.String},
+    "pages": {"page": pl.Int64, "declared_items": pl.Int32, "listed_items": pl.Int32, "truncated_at": pl.Int32,
+              "h_index": pl.Int32, "h_index_implausible": pl.Boolean, "citations": pl.Int64,
+              "followers": pl.Int64, "claimed": pl.Boolean},
+}
+
+
+def _frames(rows: dict) -> dict[str, pl.DataFrame]:
+    return {k: pl.DataFrame(rows[k], schema=_SCHEMAS[k]) for k in _SCHEMAS}
+
+
+def _write_part(rows: dict, stem: Path) -> None:
+    for name, df in _frames(rows).items():
+        df.write_parquet(f"{stem}.{name}.parquet")
+
+
+# ---------------------------------------------------------------------------------------------
+# truth
+# ---------------------------------------------------------------------------------------------
+def _page_frame(world: World) -> pl.DataFrame:
+    return pl.DataFrame({
+        "page": np.arange(world.n_pages, dtype=np.int64),
+        "source": [SOURCES[s] for s in world.page_site.tolist()],
+        "source_profile_id": world.page_profile_id,
+        "person_truth_id": world.page_person.astype(np.int64),
+        "file": world.page_file,
+        "url": world.page_url,
+        "format": np.where(world.page_html, "html", "txt"),
+        "page_kind": [BAD_KINDS[b] for b in world.page_bad.tolist()],
+        "duplicate_profile": world.page_duplicate,
+        "name": world.page_name,
+    })
+
+
+def _finalise(world: World, raw: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Join per-page rows with page identities into the published truth tables."""
+    pages = _page_frame(world)
+    ident = pages.select("page", "source", "source_profile_id", "file")
+    listings = (raw["listings"].join(ident, on="page", how="left").sort("page", "position")
+                .select("source", "source_profile_id", "position", pl.col("paper").alias("paper_truth_id"),
+                        "file", "title_variant", "abstract_variant"))
+    # rows of one page are contiguous and in page order within the raw frames: a stable sort on page keeps them
+    mentions = (raw["mentions"].with_row_index("_row").join(ident, on="page", how="left").sort("page", "_row")
+                .select("source", "source_profile_id", "position", "name", "byline_index",
+                        pl.col("person").alias("person_truth_id"), "name_form", "file"))
+    profiles = (pages.join(raw["pages"], on="page", how="left").sort("page")
+                .with_columns(expect_reject=pl.col("page_kind") != "ok")
+                .select("source", "source_profile_id", "person_truth_id", "file", "url", "format", "page_kind",
+                        "expect_reject", "declared_items", "listed_items", "truncated_at", "duplicate_profile",
+                        "name", "h_index", "h_index_implausible", "citations", "followers", "claimed"))
+    return {"listings": listings, "mentions": mentions, "profiles": profiles}
+
+
+def _world_tables(world: World) -> dict[str, pl.DataFrame]:
+    n = world.n_papers
+    ptr = world.paper_ptr
+    papers = pl.DataFrame({
+        "paper_truth_id": np.arange(n, dtype=np.int64),
+        "title": [t or None for t in world.paper_title],   # latent papers no page lists have no title
+        "arxiv_id": world.paper_arxiv,
+        "arxiv_version": world.paper_version.astype(np.int32),
+        "pub_date": world.paper_day.astype("datetime64[D]"),
+        "category": [vocab.CATEGORY_FULL[CATEGORY_CODES[c]] for c in world.paper_category.tolist()],
+        "n_authors": np.diff(ptr).astype(np.int32),
+        "twin_of": world.paper_twin_of.astype(np.int64),
+        "has_code": world.paper_has_code,
+        "citations": world.paper_citations.astype(np.int64),
+    }).with_columns(twin_of=pl.when(pl.col("twin_of") >= 0).then(pl.col("twin_of")))
+    n_authorships = len(world.paper_authors)
+    paper_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
+    authorships = pl.DataFrame({
+        "paper_truth_id": paper_of,
+        "person_truth_id": world.paper_authors.astype(np.int64),
+        "author_index": (np.arange(n_authorships) - ptr[:-1][paper_of]).astype(np.int32),
+    })
+    # people who never appear on any page (latent co-authors) have no name
+    canon = [nm.canonical if nm is not None else None for nm in world.names]
+    keys = [fold_ascii(c).casefold() if c is not None else None for c in canon]
+    people = pl.DataFrame({
+        "person_truth_id": np.arange(len(world.names), dtype=np.int64),
+        "canonical_name": canon,
+        "culture": [nm.culture if nm is not None else None for nm in world.names],
+        "has_profile": world.person_has_profile,
+        "n_papers": np.bincount(world.paper_authors, minlength=len(world.names)).astype(np.int32),
+        "_key": keys,
+    }).with_columns(same_name_people=pl.when(pl.col("_key").is_not_null())
+                    .then(pl.len().over("_key") - 1).cast(pl.Int32)).drop("_key")
+    return {"papers": papers, "authorships": authorships, "people": people}
+
+
+def _write_truth(world: World, truth: Path, parts_dir: Path, n_parts: int) -> dict:
+    raw = {k: pl.concat([pl.read_parquet(parts_dir / f"{i:06d}.{k}.parquet") for i in range(n_parts)])
+           for k in _SCHEMAS}
+    tables = _finalise(world, raw) | _world_tables(world)
+    for name, df in tables.items():
+        df.write_parquet(truth / f"{name}.parquet")
+    stats = _stats(world, tables)
+    (truth / "summary.json").write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return stats
+
+
+def _rate(part: int, whole: int) -> float:
+    return round(part / whole, 5) if whole else 0.0
+
+
+def _stats(world: World, t: dict[str, pl.DataFrame], mutations: list[dict] | None = None) -> dict:
+    """summary.json: counts and the realised rate of every hard case (deterministic: no timings)."""
+    profiles, listings, mentions = t["profiles"], t["listings"], t["mentions"]
+    papers, people = t["papers"], t["people"]
+    ok = profiles.filter(pl.col("page_kind") == "ok")
+    n_list = listings.height
+    per_profile = ok["listed_items"].cast(pl.Float64)
+    listed_papers = listings.group_by("paper_truth_id").agg(
+        profiles=pl.len(), sources=pl.col("source").n_unique())
+    tv = listings.group_by("title_variant").len().filter(pl.col("title_variant").is_not_null())
+    nf = mentions.group_by("name_form").len()
+    byline = mentions.filter(pl.col("byline_index").is_not_null())
+    on_pages = profiles.group_by("person_truth_id").agg(sources=pl.col("source").n_unique(), pages=pl.len())
+    shown_people = pl.concat([mentions.select("person_truth_id"), profiles.select("person_truth_id")]).unique()
+    shown = people.join(shown_people, on="person_truth_id", how="semi")
+    twins = papers.filter(pl.col("twin_of").is_not_null())
+    listed_ids = listed_papers.select("paper_truth_id")
+    twins_listed = twins.join(listed_ids, on="paper_truth_id", how="semi").join(
+        listed_ids.rename({"paper_truth_id": "twin_of"}), on="twin_of", how="semi")
+    kinds = {k: 0 for k in BAD_KINDS}
+    for row in profiles.group_by("page_kind").len().iter_rows():
+        kinds[row[0]] = row[1]
+    stats = {
+        "generator": GENERATOR,
+        "generator_version": GENERATOR_VERSION,
+        "params": world.params.to_json(),
+        "counts": {
+            "pages": profiles.height,
+            "listings": n_list,
+            "mentions": mentions.height,
+            "byline_mentions": byline.height,
+            "papers_in_world": papers.height,
+            "papers_listed": listed_papers.height,
+            "people_in_world": people.height,
+            "people_with_pages": on_pages.height,
+            "people_shown": shown.height,
+        },
+        "pages": {
+            "by_source": dict(sorted(profiles.group_by("source").len().iter_rows())),
+            "by_format": dict(sorted(profiles.group_by("format").len().iter_rows())),
+            "by_kind": kinds,
+            "bad_share": _rate(profiles.height - kinds["ok"], profiles.height),
+            "declared_gt_listed_share": _rate(ok.filter(pl.col("declared_items") > pl.col("listed_items")).height, ok.height),
+            "h_index_implausible": int(profiles["h_index_implausible"].fill_null(False).sum()),
+            "duplicate_profiles": int(profiles["duplicate_profile"].sum()),
+        },
+        "listings_per_profile": {
+            "mean": round(float(per_profile.mean() or 0), 3),
+            "median": float(per_profile.median() or 0),
+            "p90": float(per_profile.quantile(0.9) or 0),
+            "max": int(per_profile.max() or 0),
+        },
+        "overlap": {
+            "papers_on_2plus_profiles_share": _rate(listed_papers.filter(pl.col("profiles") >= 2).height, listed_papers.height),
+            "papers_on_both_sites_share": _rate(listed_papers.filter(pl.col("sources") == 2).height, listed_papers.height),
+            "people_on_both_sites_share": _rate(on_pages.filter(pl.col("sources") == 2).height, on_pages.height),
+        },
+        "hard_cases": {
+            "title_variants": {k: {"count": v, "rate_per_listing": _rate(v, n_list)} for k, v in sorted(tv.iter_rows())},
+            "title_variant_rate": _rate(int(tv["len"].sum()), n_list),
+            "abstract_revised_rate": _rate(listings.filter(pl.col("abstract_variant").is_not_null()).height, n_list),
+            "near_twin_papers": twins.height,
+            "near_twin_pairs_both_listed": twins_listed.height,
+            "name_forms": {k: {"count": v, "rate_per_mention": _rate(v, mentions.height)} for k, v in sorted(nf.iter_rows())},
+            "byline_typo_rate": _rate(byline.filter(pl.col("name_form") == "typo").height, byline.height),
+            "homonym_people_share": _rate(shown.filter(pl.col("same_name_people") > 0).height, shown.height),
+            "latex_titles": int(papers["title"].str.contains("$", literal=True).fill_null(False).sum()),
+        },
+    }
+    if mutations:
+        stats["mutations"] = [{k: b[k] for k in ("seed", "share", "pages_changed", "papers_added", "counts_changed")}
+                              for b in mutations]
+    return stats
+
+
+# ---------------------------------------------------------------------------------------------
+# mutation (incremental runs)
+# ---------------------------------------------------------------------------------------------
+def mutate(out_dir: Path, share: float = 0.01, seed: int = 1, captured_at: datetime | None = None) -> MutationSummary:
+    """Change ~``share`` of the (good) captures in place and rewrite their truth.
+
+    Each chosen page gets a new paper listed (declared count +1) or a changed count (citations on
+    Scholar Feed, followers on BZPEER), sometimes both. ``captured_at`` (optional) is written to
+    the changed pages' sidecars; by default they keep their capture time.
+    """
+    t0 = time.perf_counter()
+    out_dir = Path(out_dir)
+    truth, captures = out_dir / "truth", out_dir / "captures"
+    stats = json.loads((truth / "summary.json").read_text())
+    if stats.get("generator") != GENERATOR:
+        raise ValueError(f"{out_dir} was not written by {GENERATOR}")
+    params = CorpusParams.from_json(stats["params"])
+    world = build_world(params)
+    log_path = truth / "mutations.json"
+    batches = json.loads(log_path.read_text()) if log_path.exists() else []
+    ops_by_page: dict[int, list[dict]] = {}
+    for batch in batches:
+        _replay(world, batch, ops_by_page)
+
+    rng = random.Random(seed_for(params.seed, seed, 77))
+    ok_pages = np.flatnonzero(world.page_bad == 0).tolist()
+    n = min(len(ok_pages), max(1, int(round(share * len(ok_pages))))) if share > 0 else 0
+    chosen = sorted(rng.sample(ok_pages, n))
+    ops: list[dict] = []
+    new_specs = []
+    for page in chosen:
+        r = rng.random()
+        if r < 0.55 or r >= 0.9:
+            pid = world.n_papers + len(new_specs)
+            new_specs.append((page, pid))
+            ops.append({"page": page, "op": "add_paper", "paper_truth_id": pid})
+        if r >= 0.55:
+            ops.append({"page": page, "op": "bump", "delta": rng.randint(1, 40)})
+    batch = {"seed": seed, "share": share, "captured_at": captured_at.isoformat() if captured_at else None,
+             "ops": ops, "pages_changed": len(chosen), "papers_added": len(new_specs),
+             "counts_changed": sum(1 for o in ops if o["op"] == "bump")}
+    _replay(world, batch, ops_by_page)
+    batches.append(batch)
+
+    changed = sorted(set(chosen))
+    rows = _render_pages(world, changed, captures, ops_by_page)
+    if captured_at is not None:
+        iso = captured_at.isoformat()
+        for page in changed:
+            (captures / (world.page_file[page] + ".meta.json")).write_text(
+                json.dumps({"url": world.page_url[page], "captured_at": iso}), encoding="utf-8")
+    _rewrite_truth(world, truth, changed, rows, batches)
+    log_path.write_text(json.dumps(batches, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return MutationSummary(out_dir=out_dir, seed=seed, share=share, pages_changed=len(changed),
+                           papers_added=len(new_specs), counts_changed=batch["counts_changed"],
+                           changed_files=[world.page_file[p] for p in changed],
+                           elapsed_s=round(time.perf_counter() - t0, 3))
+
+
+def _replay(world: World, batch: dict, ops_by_page: dict[int, list[dict]]) -> None:
+    """Re-create a batch's new papers in the world and register its page operations."""
+    adds = [op for op in batch["ops"] if op["op"] == "add_paper"]
+    if adds:
+        _add_papers(world, [(op["page"], op["paper_truth_id"]) for op in adds], batch["seed"])
+    for op in batch["ops"]:
+        ops_by_page.setdefault(op["page"], []).append(op)
+
+
+def _add_papers(world: World, specs: list[tuple[int, int]], batch_seed: int) -> None:
+    """Append brand-new papers (one per (page, id)) to the world: recent, by the page owner and co-authors."""
+    assert [pid for _, pid in specs] == list(range(world.n_papers, world.n_papers + len(specs)))
+    capture_day = world.capture_day
+    nrng = np.random.default_rng([world.params.seed, batch_seed, 0xADD])
+    prng = random.Random(seed_for(world.params.seed, batch_seed, 0xADD))
+    seen = {t.casefold() for t in world.paper_title}
+    arxiv_seen = set(world.paper_arxiv)
+    k = len(specs)
+    authors_lists, fields, cats, days = [], [], [], []
+    for page, _pid in specs:
+        owner = int(world.page_person[page])
+        lo, hi = int(world.page_known_ptr[page]), int(world.page_known_ptr[page + 1])
+        known = world.page_known[lo:hi]
+        co = np.concatenate([world.authors(int(p)) for p in known]) if len(known) else np.zeros(0, np.int64)
+        mates, counts = np.unique(co[co != owner], return_counts=True)
+        take = min(len(mates), prng.randint(0, 5))
+        picks = [int(x) for x in mates[np.argsort(-counts, kind="stable")][: max(take * 2, 1)]]
+        prng.shuffle(picks)
+        authors = picks[:take]
+        authors.insert(prng.randint(0, len(authors)), owner)
+        authors_lists.append(authors)
+        fields.append(int(world.community_field[world.person_community[owner]]))
+        cats.append(int(np.bincount(world.paper_category[known]).argmax()) if len(known) else 0)
+        days.append(capture_day - prng.randint(0, 25))
+    fields_a = np.array(fields, dtype=np.int64)
+    slots = draw_slots(nrng, fields_a)
+    numbers, style = draw_paper_numbers(nrng, k)
+    has_code = nrng.random(k) < 0.28
+    code_in_abstract = has_code & (nrng.random(k) < 0.6)
+    titles, methods, expansions = [], [], []
+    for j in range(k):
+        f = vocab.FIELDS[fields[j]]
+        s = slots[j].tolist()
+        for _ in range(30):
+            title, method, expansion = make_title(prng, f, f.objects[s[0]], f.tasks[s[1]], f.techniques[s[2]], f.hardware[s[3]])
+            if title.casefold() not in seen:
+                break
+        seen.add(title.casefold())
+        titles.append(title); methods.append(method); expansions.append(expansion)
+    has_name = np.array([bool(m) for m in methods])
+    has_exp = np.array([bool(e) for e in expansions])
+    propose = np.where(has_exp & (nrng.random(k) < 0.5), 1, np.where(has_name, 0, 2))
+    plan, mask = plan_abstracts(nrng, propose, code_in_abstract)
+    arxiv = []
+    for j, d in enumerate(days):
+        dt = day_to_date(d)
+        num = 30000 + prng.randrange(60000)
+        while f"{dt.year % 100:02d}{dt.month:02d}.{num:05d}" in arxiv_seen:
+            num = 30000 + prng.randrange(60000)
+        aid = f"{dt.year % 100:02d}{dt.month:02d}.{num:05d}"
+        arxiv_seen.add(aid)
+        arxiv.append(aid)
+    n0 = world.n_papers
+    lens = np.array([len(a) for a in authors_lists])
+    world.paper_authors = np.concatenate((world.paper_authors, np.array([x for a in authors_lists for x in a], dtype=np.int64)))
+    world.paper_ptr = np.concatenate((world.paper_ptr, world.paper_ptr[-1] + np.cumsum(lens)))
+    cat_new = np.array(cats, dtype=world.paper_category.dtype)
+    days_a = np.array(days, dtype=world.paper_day.dtype)
+    years = np.array([day_to_date(d).year for d in days])
+
+    def ext(name, values):
+        setattr(world, name, np.concatenate((getattr(world, name), np.asarray(values, dtype=getattr(world, name).dtype))))
+
+    ext("paper_field", fields_a); ext("paper_category", cat_new); ext("paper_day", days_a)
+    ext("paper_version", np.ones(k)); ext("paper_bz_type", np.zeros(k)); ext("paper_bz_venue", np.zeros(k))
+    ext("paper_bz_year", years); ext("paper_has_code", has_code); ext("paper_code_in_abstract", code_in_abstract)
+    ext("paper_score", np.where(nrng.random(k) < 0.35, np.round(np.clip(nrng.normal(62, 9, k), 30, 99.9), 1), np.nan))
+    ext("paper_citations", np.zeros(k)); ext("paper_twin_of", np.full(k, -1))
+    ext("paper_work_id", _affine_ids(n0 + k, 9_999_991, 7_368_787, 1_234_567, 1_000_000)[n0:])
+    world.paper_slots = np.concatenate((world.paper_slots, slots.astype(world.paper_slots.dtype)))
+    world.paper_numbers = np.concatenate((world.paper_numbers, numbers))
+    ext("paper_number_style", style)
+    world.paper_plan = np.concatenate((world.paper_plan, plan.astype(world.paper_plan.dtype)))
+    ext("paper_plan_mask", mask); ext("paper_propose_bank", propose)
+    world.paper_arxiv.extend(arxiv)
+    world.paper_title.extend(titles)
+    world.paper_method.extend(methods)
+    world.paper_expansion.extend(expansions)
+
+
+def _rewrite_truth(world: World, truth: Path, changed: list[int], rows: dict, batches: list[dict]) -> None:
+    raw = _frames(rows)
+    new = _finalise(world, raw)
+    pages = _page_frame(world)
+    changed_files = pl.DataFrame({"file": [world.page_file[p] for p in changed]})
+    order = pages.select("file", "page")
+    out = {}
+    for name in ("listings", "mentions"):
+        old = pl.read_parquet(truth / f"{name}.parquet").with_row_index("_row")
+        kept = old.join(changed_files, on="file", how="anti")
+        fresh = new[name].with_row_index("_row").with_columns(pl.col("_row") + old.height)
+        merged = pl.concat([kept, fresh]).join(order, on="file", how="left")
+        sort_cols = ["page", "position"] if name == "listings" else ["page", "_row"]
+        out[name] = merged.sort(sort_cols, nulls_last=False).drop("_row", "page")
+    old_profiles = pl.read_parquet(truth / "profiles.parquet")
+    profiles = (pl.concat([old_profiles.join(changed_files, on="file", how="anti"), new["profiles"]])
+                .join(order, on="file", how="left").sort("page").drop("page"))
+    out["profiles"] = profiles
+    out |= _world_tables(world)
+    for name, df in out.items():
+        df.write_parquet(truth / f"{name}.parquet")
+    stats = _stats(world, out, batches)
+    (truth / "summary.json").write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n", encoding="utf-8")

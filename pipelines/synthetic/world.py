@@ -1,0 +1,767 @@
+"""The latent world behind a synthetic corpus: people, communities, papers, profile pages.
+
+Built once per (profiles, seed), vectorised with numpy, before any page is written:
+
+1. **Communities** (labs / groups, median ~18 people) with a research field and a dominant
+   name culture; communities of one field sit next to each other so "neighbouring" groups
+   collaborate on related topics.
+2. **People**: names from ``names.py`` (homonyms arise from real name frequencies); a subset
+   are *profile holders* (followed researchers), concentrated in some communities, with a
+   heavier-tailed activity (papers written) than their co-authors without profiles.
+3. **Papers**: per community, ~sum(activity)/authors-per-paper papers; authors (1-12) drawn by
+   activity inside the community plus occasional outsiders from neighbouring communities; lab
+   heads often last. Dates 2015..capture (growing with time), arXiv id and version, category,
+   Code flag, per-paper AI score (mostly on recent papers), citations, canonical title
+   (``titles.py``), abstract plan (sentence templates from ``vocab.py``).
+   A small share of papers get a **near-twin**: a different paper by the same people whose
+   title differs by one content word.
+4. **Pages**: each profile holder has a BZPEER profile, a Scholar Feed profile or both
+   (~25 %); a few BZPEER people have a second, duplicate profile under a name variant. A site
+   *knows* a random subset of the person's papers (declared count) and *lists* all or most of
+   them. Pages are shuffled, given URLs, file names, a format (text / HTML) and, for a small
+   share, a bad-page kind.
+
+Nothing here writes files; ``render.py`` turns a page of this world into bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+
+import numpy as np
+
+from . import vocab
+from .names import CULTURE_NAMES, CULTURE_WEIGHTS, PersonName, make_name
+from .titles import make_title, slugify, twin_title
+
+SOURCES = ("bzpeer", "scholarfeed")
+SITE_BZPEER, SITE_SCHOLARFEED = 0, 1
+BAD_KINDS = ("ok", "empty", "bot_challenge", "error_page", "binary", "truncated")
+# Share of each kind among bad pages.
+BAD_KIND_MIX = {"empty": 0.2, "bot_challenge": 0.25, "error_page": 0.25, "binary": 0.1, "truncated": 0.2}
+
+BOTH_SITES_SHARE = 0.25      # profile holders with a profile on both sites
+BZPEER_ONLY_SHARE = 0.33     # the rest (0.42) are on Scholar Feed only
+DUPLICATE_PROFILE_SHARE = 0.012  # BZPEER people with a second profile under a name variant
+NONPROFILE_PER_PROFILE = 2.0     # co-authors without a profile, per profile holder
+HOLDER_ACTIVITY_MEDIAN = 12.0    # papers written, median, by followed researchers (lognormal tail)
+OTHER_ACTIVITY_MEDIAN = 7.0      # ... and by their co-authors without a profile
+FOLLOWED_BETA = (1.5, 1.5)       # how strongly profile holders concentrate in some communities
+# Authors per paper, 1..12 (ML/HPC preprints: a mode at 3-5, a long tail of big collaborations).
+AUTHORS_PER_PAPER = np.array([3, 10, 17, 18, 15, 11, 8, 6, 4, 3, 2.5, 2.5]) / 100.0
+TWIN_SHARE = 0.006           # papers that get a near-twin (a different paper, one word apart)
+LATEX_TITLE_SHARE = 0.015
+FIELD_WEIGHTS = {"llm_systems": 16, "compression": 10, "federated": 8, "hpc": 12, "vision": 10, "nlp": 10,
+                 "recsys": 6, "theory": 7, "agents": 7, "graphs": 6, "architecture": 5, "reliability": 3}
+EPOCH = date(1970, 1, 1)
+FIRST_DAY = date(2015, 1, 1)
+
+# Abstract layout: columns of the sentence plan, by role.
+PLAN_ROLES = [role for role, _lo, hi in vocab.ROLE_LAYOUT for _ in range(hi)]
+PLAN_COLS = len(PLAN_ROLES)
+PROPOSE_BANKS = (vocab.ROLE_PROPOSE_NAMED, vocab.ROLE_PROPOSE_EXPANDED, vocab.ROLE_PROPOSE_UNNAMED)
+
+
+def _start_capitalised(template: str) -> str:
+    # A method name that opens a sentence must be capitalised when it is the generic "our method".
+    return "@MC@" + template[3:] if template.startswith("@M@") else template
+
+
+BANKS = {role: tuple(_start_capitalised(t) for t in bank) for role, bank in vocab.ROLE_BANKS.items()}
+PROPOSE_BANKS = tuple(tuple(_start_capitalised(t) for t in bank) for bank in PROPOSE_BANKS)
+# Templates as str.format patterns over a fixed slot order, so rendering a sentence is one C call.
+COMPILED_BANKS = {role: tuple(vocab.format_template(t) for t in bank) for role, bank in BANKS.items()}
+COMPILED_PROPOSE = tuple(tuple(vocab.format_template(t) for t in bank) for bank in PROPOSE_BANKS)
+COMPILED_CODE = tuple(vocab.format_template(t) for t in vocab.ROLE_CODE)
+BANK_LENGTHS = {role: np.array([vocab.estimated_length(t) for t in bank]) for role, bank in BANKS.items()}
+PROPOSE_LENGTHS = tuple(np.array([vocab.estimated_length(t) for t in bank]) for bank in PROPOSE_BANKS)
+CODE_LENGTH = int(np.mean([vocab.estimated_length(t) for t in vocab.ROLE_CODE]))
+ABSTRACT_MIN, ABSTRACT_MAX = 600, 1900
+
+
+@dataclass(frozen=True)
+class CorpusParams:
+    profiles: int
+    seed: int = 0
+    html_share: float = 0.3
+    bad_page_share: float = 0.005
+    captured_at: datetime = datetime(2026, 11, 21, tzinfo=timezone.utc)
+
+    def to_json(self) -> dict:
+        return {"profiles": self.profiles, "seed": self.seed, "html_share": self.html_share,
+                "bad_page_share": self.bad_page_share, "captured_at": self.captured_at.isoformat()}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "CorpusParams":
+        return cls(profiles=int(data["profiles"]), seed=int(data["seed"]), html_share=float(data["html_share"]),
+                   bad_page_share=float(data["bad_page_share"]),
+                   captured_at=datetime.fromisoformat(data["captured_at"]))
+
+
+@dataclass
+class World:
+    params: CorpusParams
+    capture_day: int                      # days since 1970-01-01
+    # communities
+    community_field: np.ndarray
+    # people
+    names: list[PersonName | None]          # None: never shown on any page
+    person_community: np.ndarray
+    person_activity: np.ndarray
+    person_has_profile: np.ndarray
+    # papers (CSR authorship: authors of paper p are paper_authors[paper_ptr[p]:paper_ptr[p+1]], in byline order)
+    paper_ptr: np.ndarray
+    paper_authors: np.ndarray
+    paper_field: np.ndarray
+    paper_category: np.ndarray            # index into CATEGORY_CODES
+    paper_day: np.ndarray                 # v1 date, days since epoch
+    paper_version: np.ndarray
+    paper_bz_type: np.ndarray             # 0 preprint, 1 conference, 2 article
+    paper_bz_venue: np.ndarray            # index into the venue list of its type
+    paper_bz_year: np.ndarray
+    paper_has_code: np.ndarray
+    paper_code_in_abstract: np.ndarray
+    paper_score: np.ndarray               # Scholar Feed per-paper score, NaN when not shown
+    paper_citations: np.ndarray
+    paper_arxiv: list[str]
+    paper_work_id: np.ndarray             # BZPEER work id
+    paper_twin_of: np.ndarray             # -1, or the paper this one is a near-twin of
+    paper_title: list[str]
+    paper_method: list[str]
+    paper_expansion: list[str]
+    paper_slots: np.ndarray               # (P, 9) indices: obj, task, tech, hw, data, data2, base, adj, org
+    paper_numbers: np.ndarray             # (P, 5) float: speed-up, pct, small pct, count, model size idx
+    paper_number_style: np.ndarray
+    paper_plan: np.ndarray                # (P, PLAN_COLS) template index per column
+    paper_plan_mask: np.ndarray           # (P,) bit i set: column i is used
+    paper_propose_bank: np.ndarray
+    # pages
+    page_person: np.ndarray
+    page_site: np.ndarray
+    page_duplicate: np.ndarray            # the person's second profile on the same site
+    page_html: np.ndarray
+    page_bad: np.ndarray                  # index into BAD_KINDS
+    page_known_ptr: np.ndarray
+    page_known: np.ndarray                # papers the site knows for the page (declared count)
+    page_listed: np.ndarray               # bool per known row: shown on the page
+    page_name: list[str]
+    page_profile_id: list[str]
+    page_url: list[str]
+    page_file: list[str]
+    abstract_cache: dict = field(default_factory=dict)   # paper -> sentences (renderer's FIFO cache)
+
+    @property
+    def n_papers(self) -> int:
+        return len(self.paper_title)
+
+    @property
+    def n_pages(self) -> int:
+        return len(self.page_person)
+
+    def authors(self, paper: int) -> np.ndarray:
+        return self.paper_authors[self.paper_ptr[paper]:self.paper_ptr[paper + 1]]
+
+
+CATEGORY_CODES = tuple(vocab.CATEGORY_FULL)
+_CATEGORY_INDEX = {c: i for i, c in enumerate(CATEGORY_CODES)}
+
+
+# ---------------------------------------------------------------------------------------------
+# small numpy helpers
+# ---------------------------------------------------------------------------------------------
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(s, s + n) for each (s, n)."""
+    lengths = lengths.astype(np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(starts.astype(np.int64) - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    return offsets + np.arange(total, dtype=np.int64)
+
+
+def _rank_within(groups: np.ndarray) -> np.ndarray:
+    """For a sorted group array, the 0-based index of each row within its group."""
+    if len(groups) == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    lengths = np.diff(np.r_[starts, len(groups)])
+    return np.arange(len(groups)) - np.repeat(starts, lengths)
+
+
+def _affine_ids(n: int, modulus: int, mult: int, add: int, base: int) -> np.ndarray:
+    """n distinct pseudo-random ids in [base, base + modulus): an affine bijection of 0..n-1."""
+    assert n <= modulus
+    return base + (np.arange(n, dtype=np.int64) * mult + add) % modulus
+
+
+_M64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _mix64(z: int) -> int:
+    """SplitMix64 finaliser: a well-mixed 64-bit value from any 64-bit input."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def seed_for(*parts: int) -> int:
+    """A stable 64-bit seed from integers (for per-page / per-listing generators)."""
+    h = _GOLDEN
+    for p in parts:
+        h = _mix64((h ^ (int(p) & _M64)) + _GOLDEN & _M64)
+    return h
+
+
+class FastRandom:
+    """SplitMix64 generator with the few ``random.Random`` methods the renderer uses per listing.
+
+    Seeding ``random.Random`` costs microseconds (Mersenne Twister state); a listing needs a handful
+    of draws, so this cheap generator keeps per-listing randomness independent and fast.
+    """
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & _M64
+
+    def _next(self) -> int:
+        self.state = (self.state + _GOLDEN) & _M64
+        return _mix64(self.state)
+
+    def random(self) -> float:
+        return (self._next() >> 11) * (1.0 / 9007199254740992.0)
+
+    def randrange(self, start: int, stop: int | None = None) -> int:
+        if stop is None:
+            start, stop = 0, start
+        return start + self._next() % (stop - start)
+
+    def randint(self, a: int, b: int) -> int:
+        return self.randrange(a, b + 1)
+
+    def choice(self, seq):
+        return seq[self._next() % len(seq)]
+
+
+def day_to_date(day: int) -> date:
+    return EPOCH + timedelta(days=int(day))
+
+
+# ---------------------------------------------------------------------------------------------
+# abstract plans
+# ---------------------------------------------------------------------------------------------
+def plan_abstracts(rng: np.random.Generator, propose_bank: np.ndarray, with_code: np.ndarray):
+    """Choose sentence templates per paper so that abstracts land in 600-1900 characters.
+
+    Returns (plan, mask): ``plan[p, c]`` is a template index for column c (roles in
+    ``PLAN_ROLES``), ``mask[p]`` has bit c set when the column is used.
+    """
+    n = len(propose_bank)
+    plan = np.zeros((n, PLAN_COLS), dtype=np.int16)
+    lengths = np.zeros((n, PLAN_COLS), dtype=np.int32)
+    mandatory = np.zeros(PLAN_COLS, dtype=bool)
+    col = 0
+    for role, lo, hi in vocab.ROLE_LAYOUT:
+        if role == "propose":
+            idx = np.zeros(n, dtype=np.int64)
+            for b, bank in enumerate(PROPOSE_BANKS):
+                sel = propose_bank == b
+                idx[sel] = rng.integers(0, len(bank), int(sel.sum()))
+                lengths[sel, col] = PROPOSE_LENGTHS[b][idx[sel]]
+            plan[:, col] = idx
+            mandatory[col] = True
+            col += 1
+            continue
+        size = len(BANKS[role])
+        # distinct templates within a role: an arithmetic walk first + j*step (mod size) with a step
+        # coprime to the bank size never repeats within `size` picks
+        steps = np.array([st for st in range(1, size) if math.gcd(st, size) == 1])
+        first = rng.integers(0, size, n)
+        step = steps[rng.integers(0, len(steps), n)]
+        picks = (first[:, None] + np.arange(hi)[None, :] * step[:, None]) % size
+        plan[:, col:col + hi] = picks
+        lengths[:, col:col + hi] = BANK_LENGTHS[role][picks]
+        mandatory[col:col + lo] = True
+        col += hi
+    target = np.clip(rng.normal(1250, 320, n), ABSTRACT_MIN + 120, ABSTRACT_MAX - 100)
+    base = lengths[:, mandatory].sum(axis=1) + np.where(with_code, CODE_LENGTH + 1, 0) + mandatory.sum()
+    optional_cols = np.flatnonzero(~mandatory)
+    priority = np.argsort(rng.random((n, len(optional_cols)), dtype=np.float32), axis=1)
+    opt_cols = optional_cols[priority]                       # (n, n_opt) columns in priority order
+    opt_len = np.take_along_axis(lengths, opt_cols, axis=1) + 1
+    cum = base[:, None] + np.cumsum(opt_len, axis=1)
+    take = cum <= target[:, None]
+    # too short even so: take everything
+    short = (base + opt_len.sum(axis=1)) <= ABSTRACT_MIN
+    take[short] = True
+    # at least the minimum length
+    need_more = (base + np.where(take, opt_len, 0).sum(axis=1)) < ABSTRACT_MIN + 90
+    for j in range(opt_cols.shape[1]):
+        if not need_more.any():
+            break
+        add = need_more & ~take[:, j]
+        take[add, j] = True
+        need_more = (base + np.where(take, opt_len, 0).sum(axis=1)) < ABSTRACT_MIN + 90
+    mask = np.zeros(n, dtype=np.int64)
+    for c in np.flatnonzero(mandatory):
+        mask |= 1 << int(c)
+    bits = np.where(take, 1 << opt_cols, 0).sum(axis=1)
+    mask |= bits
+    return plan, mask
+
+
+def draw_paper_numbers(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    numbers = np.empty((n, 5), dtype=np.float64)
+    numbers[:, 0] = np.round(np.clip(rng.lognormal(np.log(3.0), 0.7, n), 1.1, 120.0), 1)   # speed-up
+    numbers[:, 1] = np.round(rng.uniform(5, 98, n), 1)                                      # percentage
+    numbers[:, 2] = np.round(rng.uniform(0.1, 6, n), 1)                                     # small pct
+    numbers[:, 3] = rng.choice([2, 3, 4, 5, 8, 12, 14, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096], n)
+    numbers[:, 4] = rng.integers(0, 8, n)                                                   # model size
+    style = rng.choice(3, n, p=[0.55, 0.3, 0.15])
+    return numbers, style
+
+
+def draw_slots(rng: np.random.Generator, fields: np.ndarray) -> np.ndarray:
+    """Per paper, indices into its field's vocabulary lists (kept so title and abstract agree)."""
+    n = len(fields)
+    out = np.zeros((n, 9), dtype=np.int16)
+    lists = ("objects", "tasks", "techniques", "hardware", "datasets", "datasets", "baselines")
+    u = rng.random((n, 9))
+    for j, attr in enumerate(lists):
+        sizes = np.array([len(getattr(f, attr)) for f in vocab.FIELDS])[fields]
+        out[:, j] = np.minimum((u[:, j] * sizes).astype(np.int64), sizes - 1)
+    out[:, 7] = (u[:, 7] * len(vocab.ADJECTIVES)).astype(np.int64)
+    out[:, 8] = (u[:, 8] * len(vocab.GITHUB_ORGS)).astype(np.int64)
+    # the second dataset differs from the first where the field has more than one
+    sizes = np.array([len(f.datasets) for f in vocab.FIELDS])[fields]
+    same = out[:, 5] == out[:, 4]
+    out[same, 5] = (out[same, 4] + 1) % sizes[same]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the world
+# ---------------------------------------------------------------------------------------------
+def build_world(params: CorpusParams) -> World:
+    if params.profiles < 1:
+        raise ValueError("profiles must be >= 1")
+    rng = np.random.default_rng([params.seed, 0x5EED])
+    capture_date = params.captured_at.astimezone(timezone.utc).date()
+    capture_day = (capture_date - EPOCH).days
+    n_pages_wanted = params.profiles
+
+    # --- sizing ---------------------------------------------------------------------------
+    pages_per_holder = 1 + BOTH_SITES_SHARE + DUPLICATE_PROFILE_SHARE * (BOTH_SITES_SHARE + BZPEER_ONLY_SHARE)
+    n_holders = int(math.ceil(n_pages_wanted / pages_per_holder * 1.03)) + 2
+    n_people = n_holders + int(math.ceil(NONPROFILE_PER_PROFILE * n_holders))
+
+    # --- communities ----------------------------------------------------------------------
+    sizes = []
+    total = 0
+    while total < n_people:
+        batch = np.clip(np.round(rng.lognormal(np.log(18), 0.55, 1024)), 5, 200).astype(np.int64)
+        sizes.append(batch)
+        total += int(batch.sum())
+    sizes = np.concatenate(sizes)
+    cut = int(np.searchsorted(np.cumsum(sizes), n_people))
+    sizes = sizes[:cut + 1].copy()
+    sizes[-1] -= int(sizes.sum()) - n_people
+    if sizes[-1] <= 0:
+        sizes = sizes[:-1]
+    n_comm = len(sizes)
+    field_keys = list(FIELD_WEIGHTS)
+    fw = np.array([FIELD_WEIGHTS[k] for k in field_keys], dtype=float)
+    comm_field = np.sort(np.array([vocab.FIELD_INDEX[field_keys[i]] for i in rng.choice(len(field_keys), n_comm, p=fw / fw.sum())]))
+    comm_start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    person_comm = np.repeat(np.arange(n_comm), sizes)
+    cw = np.array(CULTURE_WEIGHTS, dtype=float)
+    comm_culture = rng.choice(len(CULTURE_NAMES), n_comm, p=cw / cw.sum())
+    person_culture = np.where(rng.random(n_people) < 0.7, comm_culture[person_comm],
+                              rng.choice(len(CULTURE_NAMES), n_people, p=cw / cw.sum()))
+
+    # --- profile holders: concentrated in some communities (the followed research areas) --
+    followed = rng.beta(FOLLOWED_BETA[0], FOLLOWED_BETA[1], n_comm)
+    keys = np.log(followed[person_comm] + 1e-9) + rng.gumbel(size=n_people)
+    holders = np.sort(np.argpartition(-keys, n_holders - 1)[:n_holders])
+    has_profile = np.zeros(n_people, dtype=bool)
+    has_profile[holders] = True
+    activity = np.where(has_profile, rng.lognormal(np.log(HOLDER_ACTIVITY_MEDIAN), 0.85, n_people),
+                        rng.lognormal(np.log(OTHER_ACTIVITY_MEDIAN), 0.9, n_people))
+    activity = np.clip(activity, 1.0, 400.0)
+
+    # --- papers ---------------------------------------------------------------------------
+    a_paper, a_person, paper_comm = _draw_authorship(
+        rng, activity, sizes, comm_start, person_comm, has_profile, n_people)
+    n_p1 = len(paper_comm)
+
+    # near-twins: a different paper by (mostly) the same people, one title word apart
+    n_twins = int(round(TWIN_SHARE * n_p1))
+    twin_src = np.sort(rng.choice(n_p1, n_twins, replace=False)) if n_twins else np.zeros(0, dtype=np.int64)
+    ptr = np.concatenate(([0], np.cumsum(np.bincount(a_paper, minlength=n_p1))))
+    if n_twins:
+        lens = ptr[twin_src + 1] - ptr[twin_src]
+        drop_last = (rng.random(n_twins) < 0.4) & (lens >= 2)
+        tl = lens - drop_last
+        rows = _ranges(ptr[twin_src], tl)
+        t_paper = np.repeat(np.arange(n_p1, n_p1 + n_twins), tl)
+        a_paper = np.concatenate((a_paper, t_paper))
+        a_person = np.concatenate((a_person, a_person[rows]))
+        paper_comm = np.concatenate((paper_comm, paper_comm[twin_src]))
+    n_papers = len(paper_comm)
+    ptr = np.concatenate(([0], np.cumsum(np.bincount(a_paper, minlength=n_papers))))
+    twin_of = np.full(n_papers, -1, dtype=np.int64)
+    twin_of[n_p1:] = twin_src
+
+    # --- paper attributes -----------------------------------------------------------------
+    paper_field = comm_field[paper_comm]
+    cat = np.zeros(n_papers, dtype=np.int16)
+    ucat = rng.random(n_papers)
+    for fi, f in enumerate(vocab.FIELDS):
+        sel = paper_field == fi
+        if not sel.any():
+            continue
+        codes = [_CATEGORY_INDEX[c] for c, _ in f.categories]
+        w = np.cumsum([w for _, w in f.categories])
+        cat[sel] = np.array(codes)[np.minimum(np.searchsorted(w / w[-1], ucat[sel]), len(codes) - 1)]
+    # a few papers anywhere are cross-listed with stat.ML as primary
+    cat[rng.random(n_papers) < 0.02] = _CATEGORY_INDEX["ML"]
+
+    span = capture_day - (FIRST_DAY - EPOCH).days
+    growth = 0.28 / 365.0
+    t = np.log1p(rng.random(n_papers) * np.expm1(growth * span)) / growth
+    day = (FIRST_DAY - EPOCH).days + np.minimum(t.astype(np.int64), span)
+    if n_twins:
+        day[n_p1:] = np.clip(day[twin_src] + rng.integers(-200, 200, n_twins), (FIRST_DAY - EPOCH).days, capture_day)
+    cat[n_p1:] = cat[twin_src]
+    version = rng.choice([1, 2, 3, 4], n_papers, p=[0.5, 0.3, 0.13, 0.07])
+    latest = np.minimum(day + np.where(version > 1, rng.integers(10, 420, n_papers), 0), capture_day)
+    ydays = _year_of_days(day)
+    latest_year = _year_of_days(latest)
+    bz_type = rng.choice(3, n_papers, p=[0.86, 0.09, 0.05])
+    bz_venue = np.where(bz_type == 1, rng.integers(0, len(vocab.VENUES_CONFERENCE), n_papers),
+                        rng.integers(0, len(vocab.VENUES_JOURNAL), n_papers))
+    pub_year = np.minimum(ydays + (rng.random(n_papers) < 0.4), capture_date.year)
+    bz_year = np.where(bz_type == 0, latest_year, pub_year)
+    has_code = rng.random(n_papers) < 0.28
+    code_in_abstract = (has_code & (rng.random(n_papers) < 0.6)) | (rng.random(n_papers) < 0.04)
+    recent = (capture_day - day) <= 365
+    scored = rng.random(n_papers) < np.where(recent, 0.35, 0.02)
+    score = np.where(scored, np.round(np.clip(rng.normal(62, 9, n_papers), 30, 99.9), 1), np.nan)
+    age_years = (capture_day - day) / 365.25
+    lam = np.exp(rng.normal(np.log1p(3.5 * age_years), 1.2))
+    citations = rng.poisson(np.minimum(lam, 1e5)).astype(np.int64)
+
+    # arXiv ids: yymm.NNNNN, unique within the month (affine bijection of the rank in the month)
+    month_key = _month_key(day)
+    order = np.lexsort((np.arange(n_papers), month_key))
+    rank_in_month = np.empty(n_papers, dtype=np.int64)
+    rank_in_month[order] = _rank_within(month_key[order])
+    modulus = 29999 if rank_in_month.max(initial=0) < 29999 else 99999
+    num = 1 + (rank_in_month * 7919 + (month_key * 131) % modulus) % modulus
+    arxiv = [f"{mk // 100 % 100:02d}{mk % 100:02d}.{nm:05d}" for mk, nm in zip(month_key.tolist(), num.tolist())]
+    work_id = _affine_ids(n_papers, 9_999_991, 7_368_787, 1_234_567, 1_000_000)
+
+    slots = draw_slots(rng, paper_field)
+    numbers, number_style = draw_paper_numbers(rng, n_papers)
+    latex = rng.random(n_papers) < LATEX_TITLE_SHARE
+
+    # --- pages ----------------------------------------------------------------------------
+    u = rng.random(n_holders)
+    on_bz = u < BOTH_SITES_SHARE + BZPEER_ONLY_SHARE
+    on_sf = (u < BOTH_SITES_SHARE) | (u >= BOTH_SITES_SHARE + BZPEER_ONLY_SHARE)
+    pp_person = np.bincount(a_person, minlength=n_people)
+    dup = on_bz & (rng.random(n_holders) < DUPLICATE_PROFILE_SHARE) & (pp_person[holders] >= 2)
+    page_person = np.concatenate((holders[on_bz], holders[on_sf], holders[dup]))
+    page_site = np.concatenate((np.zeros(on_bz.sum(), np.int8), np.ones(on_sf.sum(), np.int8), np.zeros(dup.sum(), np.int8)))
+    page_dup = np.concatenate((np.zeros(on_bz.sum() + on_sf.sum(), bool), np.ones(dup.sum(), bool)))
+    if len(page_person) > n_pages_wanted:
+        keep = np.sort(rng.choice(len(page_person), n_pages_wanted, replace=False))
+        page_person, page_site, page_dup = page_person[keep], page_site[keep], page_dup[keep]
+    perm = rng.permutation(len(page_person))
+    page_person, page_site, page_dup = page_person[perm], page_site[perm], page_dup[perm]
+    n_pages = len(page_person)
+
+    # papers of each person (CSR)
+    order = np.argsort(a_person, kind="stable")   # a_paper is sorted: rows become (person, paper)
+    person_papers = a_paper[order]
+    person_ptr = np.concatenate(([0], np.cumsum(pp_person)))
+    deg = pp_person[page_person]
+    rows = _ranges(person_ptr[page_person], deg)
+    r_page = np.repeat(np.arange(n_pages), deg)
+    r_paper = person_papers[rows]
+    coverage = rng.beta(8, 1.5, n_pages)
+    known = rng.random(len(rows)) < coverage[r_page]
+    # a duplicate BZPEER profile holds its own share of the person's papers
+    split = ((page_person[r_page] * 1_000_003 + r_paper * 7_919 + params.seed) % 1000) < 300
+    has_dup_page = np.zeros(n_people, dtype=bool)
+    has_dup_page[page_person[page_dup]] = True
+    bz_split = (page_site[r_page] == SITE_BZPEER) & has_dup_page[page_person[r_page]]
+    known &= np.where(bz_split, np.where(page_dup[r_page], split, ~split), True)
+    known = _at_least_one(known, r_page, n_pages, prefer=np.where(bz_split, np.where(page_dup[r_page], split, ~split), True))
+    r_page, r_paper = r_page[known], r_paper[known]
+    hide_share = np.where(rng.random(n_pages) < np.where(page_site == SITE_BZPEER, 0.3, 0.15), rng.uniform(0.05, 0.25, n_pages), 0.0)
+    listed = rng.random(len(r_page)) >= hide_share[r_page]
+    listed = _at_least_one(listed, r_page, n_pages)
+    known_ptr = np.concatenate(([0], np.cumsum(np.bincount(r_page, minlength=n_pages))))
+
+    # --- titles (python: string work) ----------------------------------------------------
+    trng = random.Random(params.seed * 1_000_003 + 17)
+    titles: list[str] = [""] * n_papers
+    methods: list[str] = [""] * n_papers
+    expansions: list[str] = [""] * n_papers
+    seen: set[str] = set()
+    is_twin_source = np.zeros(n_papers, dtype=bool)
+    is_twin_source[twin_src] = True
+    slots_l = slots.tolist()
+    field_l = paper_field.tolist()
+    # Only papers some page lists (and the originals of listed near-twins) are ever shown:
+    # the others stay latent (authorship, counts) and get no title, which keeps big worlds cheap.
+    needed = np.zeros(n_papers, dtype=bool)
+    needed[r_paper[listed]] = True
+    needed[twin_of[needed & (twin_of >= 0)]] = True
+    for p in np.flatnonzero(needed).tolist():
+        f = vocab.FIELDS[field_l[p]]
+        s = slots_l[p]
+        if twin_of[p] >= 0:
+            src = int(twin_of[p])
+            title = twin_title(titles[src], trng)
+            if title.casefold() in seen:
+                title = title + " Revisited"
+            titles[p], methods[p], expansions[p] = title, methods[src], expansions[src]
+            seen.add(title.casefold())
+            continue
+        for attempt in range(30):
+            title, method, expansion = make_title(
+                trng, f, f.objects[s[0]], f.tasks[s[1]], f.techniques[s[2]], f.hardware[s[3]],
+                twin_source=bool(is_twin_source[p]), latex=bool(latex[p]),
+            )
+            if attempt >= 3:   # a crowded field: vary the phrase slots too
+                s = [trng.randrange(len(f.objects)), trng.randrange(len(f.tasks)), trng.randrange(len(f.techniques)),
+                     trng.randrange(len(f.hardware))] + s[4:]
+            if title.casefold() not in seen:
+                break
+        else:
+            title = f"{title} ({arxiv[p]})"
+        seen.add(title.casefold())
+        titles[p], methods[p], expansions[p] = title, method, expansion
+    del seen
+
+    has_name = np.array([bool(m) for m in methods])
+    has_exp = np.array([bool(e) for e in expansions])
+    propose_bank = np.where(has_exp & (rng.random(n_papers) < 0.5), 1, np.where(has_name, 0, 2))
+    plan, plan_mask = plan_abstracts(rng, propose_bank, code_in_abstract)
+
+    # --- people's names -------------------------------------------------------------------
+    nrng = random.Random(params.seed * 1_000_033 + 29)
+    # Names for everyone who authors a paper some page knows (owners, bylines, new co-authors).
+    named = np.zeros(n_people, dtype=bool)
+    known_papers = np.zeros(n_papers, dtype=bool)
+    known_papers[r_paper] = True
+    named[a_person[known_papers[a_paper]]] = True
+    named[holders] = True
+    names: list[PersonName | None] = [None] * n_people
+    cultures = person_culture.tolist()
+    for i in np.flatnonzero(named).tolist():
+        names[i] = make_name(nrng, CULTURE_NAMES[cultures[i]])
+
+    # names shown, ids, urls, files
+    page_name = []
+    for person, site, is_dup in zip(page_person.tolist(), page_site.tolist(), page_dup.tolist()):
+        nm = names[person]
+        if site == SITE_SCHOLARFEED:
+            page_name.append(nm.canonical)
+        elif not is_dup:
+            page_name.append(nm.habitual)
+        else:
+            alts = [v for v in (nm.canonical,) + nm.variants if v != nm.habitual]
+            page_name.append(alts[(person * 7 + params.seed) % len(alts)] if alts else nm.habitual)
+    bz_num = _affine_ids(n_pages, 8_999_993, 5_023_907, 424_242, 1_000)
+    sf_num = _affine_ids(n_pages, 9_999_991, 3_141_593, 271_828, 100_000)
+    page_profile_id, page_url = [], []
+    for i, (site, name) in enumerate(zip(page_site.tolist(), page_name)):
+        if site == SITE_BZPEER:
+            pid = f"{slugify(name, 60)}-{int(bz_num[i])}"
+            page_url.append(f"https://www.bzpeer.com/authors/{pid}")
+        else:
+            pid = str(int(sf_num[i]))
+            page_url.append(f"https://www.scholarfeed.org/author/{pid}")
+        page_profile_id.append(pid)
+    page_html = rng.random(n_pages) < params.html_share
+    page_bad = _assign_bad_pages(rng, n_pages, params.bad_page_share)
+    width = max(3, len(str(n_pages - 1)))
+    page_file = [
+        f"{i:0{width}d}_{hashlib.sha256(url.encode()).hexdigest()[:16]}.{'html' if h else 'txt'}"
+        for i, (url, h) in enumerate(zip(page_url, page_html.tolist()))
+    ]
+
+    return World(
+        params=params, capture_day=capture_day, community_field=comm_field,
+        names=names, person_community=person_comm, person_activity=activity, person_has_profile=has_profile,
+        paper_ptr=ptr, paper_authors=a_person.astype(np.int64), paper_field=paper_field, paper_category=cat,
+        paper_day=day, paper_version=version, paper_bz_type=bz_type, paper_bz_venue=bz_venue,
+        paper_bz_year=bz_year, paper_has_code=has_code, paper_code_in_abstract=code_in_abstract,
+        paper_score=score, paper_citations=citations, paper_arxiv=arxiv, paper_work_id=work_id,
+        paper_twin_of=twin_of, paper_title=titles, paper_method=methods, paper_expansion=expansions,
+        paper_slots=slots, paper_numbers=numbers, paper_number_style=number_style, paper_plan=plan,
+        paper_plan_mask=plan_mask, paper_propose_bank=propose_bank,
+        page_person=page_person, page_site=page_site, page_duplicate=page_dup, page_html=page_html,
+        page_bad=page_bad, page_known_ptr=known_ptr, page_known=r_paper, page_listed=listed,
+        page_name=page_name, page_profile_id=page_profile_id, page_url=page_url, page_file=page_file,
+    )
+
+
+def _draw_authorship(rng, activity, sizes, comm_start, person_comm, has_profile, n_people):
+    """Papers per community and their authors, in byline order.
+
+    Returns (a_paper, a_person, paper_comm) with rows sorted by paper then byline position.
+    Authors are drawn by activity inside the paper's community (with replacement, oversampled,
+    first occurrences kept), plus outsiders from neighbouring communities inserted at random
+    byline positions; on some papers the most active author (the lab head) signs last; profile
+    holders left without a paper get a small one in their group.
+    """
+    n_comm = len(sizes)
+    comm_activity = np.add.reduceat(activity, comm_start)
+    papers_per_comm = np.maximum(1, np.round(comm_activity / 4.4)).astype(np.int64)
+    paper_comm = np.repeat(np.arange(n_comm), papers_per_comm)
+    n_p0 = len(paper_comm)
+    k = rng.choice(np.arange(1, 13), n_p0, p=AUTHORS_PER_PAPER)
+    n_out = np.minimum(rng.choice(3, n_p0, p=[0.75, 0.18, 0.07]), k - 1)
+    kin = np.minimum(k - n_out, sizes[paper_comm])
+    cum = np.cumsum(activity)
+    cum_lo = np.where(comm_start > 0, cum[comm_start - 1], 0.0)
+    cum_hi = cum[comm_start + sizes - 1]
+
+    # weighted draws with replacement inside the community, oversampled, first occurrences kept
+    draws = np.ceil(kin * 1.5).astype(np.int64) + 1
+    d_paper = np.repeat(np.arange(n_p0), draws)
+    c = paper_comm[d_paper]
+    u = cum_lo[c] + rng.random(len(d_paper)) * (cum_hi[c] - cum_lo[c])
+    d_person = np.clip(np.searchsorted(cum, u, side="right"), comm_start[c], comm_start[c] + sizes[c] - 1)
+    del c, u
+    # draws are generated in (paper, seq) order, so a stable sort on (paper, person) keeps the
+    # earliest draw of each person first; kept rows return to (paper, seq) order by index
+    pair = d_paper * n_people + d_person
+    order = np.argsort(pair, kind="stable")
+    sp = pair[order]
+    kept = np.sort(order[np.r_[True, sp[1:] != sp[:-1]]])
+    del pair, order, sp
+    rank = _rank_within(d_paper[kept])
+    sel = rank < kin[d_paper[kept]]
+    kept, rank = kept[sel], rank[sel]
+    a_paper, a_person = d_paper[kept], d_person[kept]
+    a_key = 2 * rank                       # in-community authors at even keys
+    del d_paper, d_person, kept, rank
+
+    # outsiders from neighbouring communities (mostly the same field), at odd keys: interleaved
+    o_paper = np.repeat(np.arange(n_p0), n_out)
+    if len(o_paper):
+        offsets = rng.choice([-3, -2, -1, 1, 2, 3], len(o_paper))
+        far = rng.random(len(o_paper)) < 0.1
+        oc = np.where(far, rng.integers(0, n_comm, len(o_paper)), (paper_comm[o_paper] + offsets) % n_comm)
+        ou = cum_lo[oc] + rng.random(len(o_paper)) * (cum_hi[oc] - cum_lo[oc])
+        o_person = np.clip(np.searchsorted(cum, ou, side="right"), comm_start[oc], comm_start[oc] + sizes[oc] - 1)
+        o_key = 2 * rng.integers(0, kin[o_paper] + 1) + 1
+        # another community's members cannot collide with in-community authors; outsiders can collide
+        o_paper, o_person, o_key = _drop_duplicate_authors(o_paper, o_person, o_key, n_people)
+        a_paper = np.concatenate((a_paper, o_paper))
+        a_person = np.concatenate((a_person, o_person))
+        a_key = np.concatenate((a_key, o_key))
+        # two sorted runs: a stable (tim)sort merges them in linear time
+        order = np.argsort(a_paper * 64 + a_key, kind="stable")
+        a_paper, a_person = a_paper[order], a_person[order]
+        del order
+    del a_key
+
+    # every profile holder has at least one paper: give the unlucky ones a small paper in their group
+    per_person = np.bincount(a_person, minlength=n_people)
+    orphans = np.flatnonzero(has_profile & (per_person == 0))
+    if len(orphans):
+        extra_paper = np.arange(n_p0, n_p0 + len(orphans))
+        co = rng.integers(0, 3, len(orphans))
+        ep, eperson, ekey = [extra_paper], [orphans], [np.zeros(len(orphans), dtype=np.int64)]
+        for j in (1, 2):
+            sel = co >= j
+            cc = person_comm[orphans[sel]]
+            mate = comm_start[cc] + (rng.random(int(sel.sum())) * sizes[cc]).astype(np.int64)
+            ok = mate != orphans[sel]
+            ep.append(extra_paper[sel][ok]); eperson.append(mate[ok]); ekey.append(np.full(int(ok.sum()), j))
+        e_paper, e_person, e_key = _drop_duplicate_authors(np.concatenate(ep), np.concatenate(eperson),
+                                                           np.concatenate(ekey), n_people)
+        order = np.lexsort((e_key, e_paper))
+        a_paper = np.concatenate((a_paper, e_paper[order]))
+        a_person = np.concatenate((a_person, e_person[order]))
+        paper_comm = np.concatenate((paper_comm, person_comm[orphans]))
+
+    # lab heads last: on 40% of papers with 3+ authors the most active author swaps into last place
+    n_p = len(paper_comm)
+    counts = np.bincount(a_paper, minlength=n_p)
+    ptr = np.concatenate(([0], np.cumsum(counts)))
+    act = activity[a_person]
+    nonempty = counts > 0
+    maxact = np.zeros(n_p)
+    maxact[nonempty] = np.maximum.reduceat(act, ptr[:-1][nonempty])
+    is_max = np.flatnonzero(act == maxact[a_paper])
+    head = is_max[np.r_[True, a_paper[is_max][1:] != a_paper[is_max][:-1]]]
+    flagged = (rng.random(n_p) < 0.4) & (counts >= 3)
+    head = head[flagged[a_paper[head]]]
+    last = ptr[a_paper[head] + 1] - 1
+    a_person[head], a_person[last] = a_person[last], a_person[head].copy()
+    return a_paper, a_person, paper_comm
+
+
+def _drop_duplicate_authors(a_paper, a_person, a_key, n_people):
+    """Keep one row per (paper, person): the one with the smallest byline key."""
+    order = np.lexsort((a_key, a_paper * n_people + a_person))
+    pair = (a_paper * n_people + a_person)[order]
+    keep = order[np.r_[True, pair[1:] != pair[:-1]]]
+    return a_paper[keep], a_person[keep], a_key[keep]
+
+
+def _at_least_one(mask: np.ndarray, group: np.ndarray, n_groups: int, prefer: np.ndarray | None = None) -> np.ndarray:
+    """Set one row per group (sorted groups) when the group has none set (preferring `prefer` rows)."""
+    mask = mask.copy()
+    have = np.bincount(group, weights=mask, minlength=n_groups) > 0
+    if have.all():
+        return mask
+    starts = np.searchsorted(group, np.arange(n_groups), side="left")
+    ends = np.searchsorted(group, np.arange(n_groups), side="right")
+    for g in np.flatnonzero(~have):
+        if starts[g] == ends[g]:
+            continue
+        pick = starts[g]
+        if prefer is not None:
+            cand = np.flatnonzero(prefer[starts[g]:ends[g]])
+            if len(cand):
+                pick = starts[g] + int(cand[0])
+        mask[pick] = True
+    return mask
+
+
+def _assign_bad_pages(rng: np.random.Generator, n_pages: int, share: float) -> np.ndarray:
+    out = np.zeros(n_pages, dtype=np.int8)
+    n_bad = int(round(share * n_pages))
+    if n_bad <= 0:
+        return out
+    kinds = list(BAD_KIND_MIX)
+    quota = np.array([BAD_KIND_MIX[k] for k in kinds]) * n_bad
+    counts = np.floor(quota).astype(int)
+    for j in np.argsort(-(quota - counts), kind="stable")[: n_bad - counts.sum()]:
+        counts[j] += 1
+    labels = np.repeat([BAD_KINDS.index(k) for k in kinds], counts)
+    pages = rng.choice(n_pages, n_bad, replace=False)
+    out[pages] = rng.permutation(labels)
+    return out
+
+
+def _year_of_days(days: np.ndarray) -> np.ndarray:
+    return days.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
+
+
+def _month_key(days: np.ndarray) -> np.ndarray:
+    months = days.astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)
+    return (months // 12 + 1970) * 100 + months % 12 + 1

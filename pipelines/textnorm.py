@@ -1,0 +1,115 @@
+"""Text normalisation shared by the parsers, the matchers and the scorers.
+
+Raw text is always kept; these functions make the *normalised copies* next to it.
+No Dagster imports: this is plain logic, usable on any string.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# LaTeX commands whose argument is the visible text: \textbf{L}oss -> Loss.
+_LATEX_WRAPPERS = re.compile(
+    r"\\(?:textbf|textit|emph|mathrm|mathbf|mathit|mathcal|mathbb|texttt|textsc|text|underline|textsf|operatorname|boldsymbol|url|mbox)\s*\{([^{}]*)\}"
+)
+_LATEX_ACCENTS = {
+    "'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303",
+    "=": "\u0304", ".": "\u0307", "c": "\u0327", "v": "\u030c", "u": "\u0306", "H": "\u030b",
+}
+# Symbol accents (\'e, \"{o}) take a letter directly; letter accents (\c{c}, \v s) need a brace or a
+# space, so commands that merely start with c/v/u/H (\url, \cite) are not mistaken for accents.
+_LATEX_ACCENT_RE = re.compile(r"\\(?:([\'`^\"~=.])\s*\{?([A-Za-z])\}?|([cvuH])(?:\{([A-Za-z])\}|\s+([A-Za-z])))")
+_LATEX_SYMBOLS = {
+    r"\alpha": "α", r"\beta": "β", r"\gamma": "γ", r"\delta": "δ", r"\epsilon": "ε",
+    r"\varepsilon": "ε", r"\theta": "θ", r"\lambda": "λ", r"\mu": "μ", r"\pi": "π",
+    r"\sigma": "σ", r"\tau": "τ", r"\phi": "φ", r"\varphi": "φ", r"\omega": "ω",
+    r"\Delta": "Δ", r"\Omega": "Ω", r"\ell": "ℓ", r"\times": "×", r"\approx": "≈",
+    r"\leq": "≤", r"\geq": "≥", r"\le": "≤", r"\ge": "≥", r"\infty": "∞", r"\sim": "~",
+    r"\cdot": "·", r"\pm": "±", r"\rightarrow": "→", r"\to": "→", r"\%": "%", r"\&": "&",
+    r"\_": "_", r"\#": "#", r"\$": "$",
+}
+_LATEX_SYMBOL_RE = re.compile("|".join(re.escape(k) + r"(?![A-Za-z])" for k in sorted(_LATEX_SYMBOLS, key=len, reverse=True)))
+_LATEX_OTHER_CMD = re.compile(r"\\[A-Za-z]+\s*")
+_MATH_DOLLARS = re.compile(r"\$([^$]{0,200})\$")
+_SPACES = re.compile(r"\s+")
+# A closing bracket glued to a word: "(CALM)a fine-tuning-free" lost a dash or a space.
+_GLUED_AFTER_BRACKET = re.compile(r"([)\]])([A-Za-z])")
+# A colon glued to a capitalised word: "MoE-DisCo:Low" (but not "http://", "10:30").
+_GLUED_AFTER_COLON = re.compile(r"(?<=[A-Za-z0-9)])[:;](?=[A-Z][a-z]|[A-Z]\s)")
+_URL_RE = re.compile(r"https?://[^\s<>\"')\]{}]+")
+
+
+def fold_unicode(text: str) -> str:
+    """NFKC-normalise, then strip combining marks (Schrödinger -> Schrodinger, ﬁ -> fi)."""
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def strip_latex(text: str) -> str:
+    """Replace LaTeX markup with the text it shows: ``\\textbf{L}oss`` -> ``Loss``, ``$\\delta$`` -> ``δ``."""
+    if "\\" not in text and "$" not in text:
+        return text
+    out = text
+    for _ in range(3):  # nested wrappers: \textbf{\emph{x}}
+        new = _LATEX_WRAPPERS.sub(r"\1", out)
+        if new == out:
+            break
+        out = new
+    out = _LATEX_ACCENT_RE.sub(_accent, out)
+    out = _LATEX_SYMBOL_RE.sub(lambda m: _LATEX_SYMBOLS[m.group(0).rstrip()], out)
+    out = _MATH_DOLLARS.sub(lambda m: m.group(1), out)
+    out = _LATEX_OTHER_CMD.sub("", out)
+    out = out.replace("{", "").replace("}", "").replace("~", " ")
+    return out
+
+
+def _accent(m: re.Match) -> str:
+    accent = m.group(1) or m.group(3)
+    letter = m.group(2) or m.group(4) or m.group(5)
+    return unicodedata.normalize("NFC", letter + _LATEX_ACCENTS[accent])
+
+
+def normalize_text(text: str | None) -> str | None:
+    """A readable normalised copy of a title or abstract.
+
+    Unicode NFKC, LaTeX removed, spacing slips repaired (``MoE-DisCo:Low`` -> ``MoE-DisCo: Low``,
+    ``(CALM)a`` -> ``(CALM) a``), whitespace collapsed. Case and diacritics are kept.
+    """
+    if text is None:
+        return None
+    out = unicodedata.normalize("NFKC", text)
+    out = strip_latex(out)
+    # Repair spacing slips outside URLs only (a URL's own colons and brackets are not slips).
+    pieces, last = [], 0
+    for m in _URL_RE.finditer(out):
+        pieces.append(_repair_spacing(out[last:m.start()]))
+        pieces.append(m.group(0))
+        last = m.end()
+    pieces.append(_repair_spacing(out[last:]))
+    out = _SPACES.sub(" ", "".join(pieces)).strip()
+    return out
+
+
+def _repair_spacing(text: str) -> str:
+    text = _GLUED_AFTER_BRACKET.sub(r"\1 \2", text)
+    return _GLUED_AFTER_COLON.sub(lambda m: m.group(0) + " ", text)
+
+
+def match_key(text: str | None) -> str:
+    """A comparison key: normalised, diacritics folded, lower case, punctuation as spaces."""
+    if not text:
+        return ""
+    out = fold_unicode(normalize_text(text) or "").lower()
+    out = re.sub(r"[^0-9a-z]+", " ", out)
+    return _SPACES.sub(" ", out).strip()
+
+
+def find_urls(text: str | None) -> list[str]:
+    """URLs in free text (code links in abstracts), trailing punctuation trimmed, in order, unique."""
+    if not text:
+        return []
+    seen: dict[str, None] = {}
+    for url in _URL_RE.findall(text):
+        seen.setdefault(url.rstrip(".,;:"), None)
+    return list(seen)

@@ -1,0 +1,143 @@
+"""The DuckDB warehouse: schema, connections and idempotent writes. No Dagster imports.
+
+Every write replaces a well-defined slice (a partition's rows, or a whole table) inside one
+transaction, so re-running a partition or a backfill never duplicates rows and a failed run
+leaves the previous state intact.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import duckdb
+import polars as pl
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SQL_DIR = PROJECT_ROOT / "sql"
+DEFAULT_WAREHOUSE = PROJECT_ROOT / "warehouse" / "scholarhouse.duckdb"
+
+
+def default_warehouse_path() -> Path:
+    return Path(os.environ.get("SCHOLARHOUSE_WAREHOUSE") or DEFAULT_WAREHOUSE)
+
+
+def schema_statements() -> list[str]:
+    """The DDL of every layer, in order (sql/schema/NN_layer.sql)."""
+    statements: list[str] = []
+    for path in sorted((SQL_DIR / "schema").glob("*.sql")):
+        statements.append(path.read_text())
+    return statements
+
+
+def read_sql(name: str) -> str:
+    """An analyst-readable statement from sql/, e.g. read_sql('marts/author_metrics')."""
+    return (SQL_DIR / f"{name}.sql").read_text()
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "lock" in text and ("could not set lock" in text or "conflicting lock" in text or "database is locked" in text)
+
+
+@contextmanager
+def connect(path: str | Path, *, read_only: bool = False, lock_timeout_s: float = 120.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open the warehouse, waiting (with back-off) while another process holds the file lock.
+
+    The Dagster pool already serialises writers; the wait is a second line of defence for a
+    reader or a run launched outside the pool.
+    """
+    path = Path(path)
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + lock_timeout_s
+    delay = 0.05
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only)
+            break
+        except duckdb.IOException as exc:
+            if not _is_lock_error(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay + random.random() * delay)
+            delay = min(delay * 2, 2.0)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    for statement in schema_statements():
+        con.execute(statement)
+
+
+def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    schema, name = table.split(".")
+    rows = con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
+        [schema, name],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+    if frame.height == 0:
+        return
+    columns = table_columns(con, table)
+    unknown = [c for c in frame.columns if c not in columns]
+    if unknown:
+        raise ValueError(f"{table}: columns not in the warehouse contract: {unknown}")
+    con.register("_incoming", frame.to_arrow())
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
+    finally:
+        con.unregister("_incoming")
+
+
+def replace_slice(
+    con: duckdb.DuckDBPyConnection,
+    writes: Sequence[tuple[str, pl.DataFrame]],
+    *,
+    where: str | None = None,
+    params: Sequence[object] = (),
+) -> None:
+    """Replace rows of several tables in ONE transaction.
+
+    ``where`` selects the slice to delete first (e.g. ``partition_date = ?``); without it the whole
+    table is replaced. All tables change together or not at all.
+    """
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table, frame in writes:
+            if where is None:
+                con.execute(f"DELETE FROM {table}")
+            else:
+                con.execute(f"DELETE FROM {table} WHERE {where}", list(params))
+            _insert_frame(con, table, frame)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def scalar(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[object] = ()) -> object:
+    """The single value a query returns (results are always fully consumed: DuckDB 2 requires it)."""
+    rows = con.execute(query, list(params)).fetchall()
+    return rows[0][0] if rows else None
+
+
+def read_frame(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[object] = ()) -> pl.DataFrame:
+    return pl.from_arrow(con.sql(query, params=list(params) or None).to_arrow_table())
+
+
+def row_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    tables = con.execute(
+        "SELECT table_schema || '.' || table_name FROM information_schema.tables "
+        "WHERE table_schema IN ('raw','staging','core','marts','enrichment') AND table_type = 'BASE TABLE' ORDER BY 1"
+    ).fetchall()
+    return {t: scalar(con, f"SELECT count(*) FROM {t}") for (t,) in tables}

@@ -1,0 +1,87 @@
+-- marts: what analysts query and apps read. Definitions: sql/marts/<table>.sql and docs/warehouse.md.
+CREATE SCHEMA IF NOT EXISTS marts;
+
+-- Grain: source × source_profile_id × as_of (a partition date on which the profile was captured).
+CREATE TABLE IF NOT EXISTS marts.author_metrics (
+    source               VARCHAR NOT NULL,
+    source_profile_id    VARCHAR NOT NULL,
+    author_id            VARCHAR,
+    as_of                DATE NOT NULL,
+    capture_id           VARCHAR NOT NULL,   -- provenance: which capture
+    captured_at          TIMESTAMPTZ NOT NULL,
+    url                  VARCHAR,
+    profile_name         VARCHAR,
+    reported_h_index     INTEGER,
+    reported_citations   INTEGER,
+    reported_papers      INTEGER,            -- Scholar Feed "papers" / BZPEER "works"
+    declared_items       INTEGER,
+    listed_items         INTEGER,
+    followers            INTEGER,
+    trust_score          INTEGER,
+    trust_tier           VARCHAR,
+    reported_novelty_pct DOUBLE,
+    reported_ai_score    DOUBLE,
+    papers_held          INTEGER,            -- recomputed: papers the warehouse links to this author
+    h_index_upper_bound  INTEGER,            -- min(reported papers, floor(sqrt(reported citations)))
+    h_index_implausible  BOOLEAN NOT NULL,
+    listing_incomplete   BOOLEAN NOT NULL
+);
+
+-- Grain: level × (source, source_profile_id | paper_id) × as_of.
+CREATE TABLE IF NOT EXISTS marts.citations (
+    level               VARCHAR NOT NULL,   -- 'author' (a profile's reported total) | 'paper' (per-paper counts)
+    source              VARCHAR NOT NULL,   -- 'scholarfeed', 'openalex', ...
+    source_profile_id   VARCHAR,
+    author_id           VARCHAR,
+    paper_id            VARCHAR,
+    as_of               DATE NOT NULL,
+    citations           INTEGER NOT NULL,
+    previous_as_of      DATE,
+    previous_citations  INTEGER,
+    change              INTEGER,            -- citations - previous_citations (NULL for the first capture)
+    capture_id          VARCHAR             -- provenance (profile capture, or enrichment fetch)
+);
+
+-- Grain: paper_id.
+CREATE TABLE IF NOT EXISTS marts.paper_scores (
+    paper_id               VARCHAR NOT NULL,
+    category               VARCHAR,
+    year                   INTEGER,
+    reported_score         DOUBLE,      -- Scholar Feed's per-paper score (max over its listings)
+    reported_score_source  VARCHAR,
+    novelty_raw            DOUBLE,
+    neighbours_compared    INTEGER,
+    nearest_paper_id       VARCHAR,
+    nearest_similarity     DOUBLE,
+    novelty_percentile     DOUBLE,
+    new_terms_share        DOUBLE,
+    new_term_pairs_share   DOUBLE,
+    new_terms              VARCHAR[],
+    cold_start             BOOLEAN,
+    novelty_score          DOUBLE,
+    method_version         VARCHAR NOT NULL
+);
+
+-- Grain: author_id × source (source NULL for authors known only from bylines).
+CREATE TABLE IF NOT EXISTS marts.author_scores (
+    author_id             VARCHAR NOT NULL,
+    source                VARCHAR,
+    source_profile_id     VARCHAR,
+    as_of                 DATE,
+    reported_novelty_pct  DOUBLE,
+    reported_ai_score     DOUBLE,
+    computed_novelty      DOUBLE,    -- mean novelty_percentile of the author's papers
+    papers_scored         INTEGER NOT NULL,
+    method_version        VARCHAR NOT NULL
+);
+
+-- Grain: unordered author pair (author_a < author_b).
+CREATE TABLE IF NOT EXISTS marts.collaboration_edges (
+    author_a      VARCHAR NOT NULL,
+    author_b      VARCHAR NOT NULL,
+    papers_count  INTEGER NOT NULL,
+    first_year    INTEGER,
+    last_year     INTEGER,
+    paper_ids     VARCHAR[] NOT NULL,
+    evidence      VARCHAR[] NOT NULL   -- 'byline' (both named on one byline), 'profile' (a profile owner and a byline name), 'arxiv', 'openalex'
+);

@@ -1,0 +1,104 @@
+"""The whole asset graph on the bundled samples, through Dagster, into a temporary DuckDB file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import SAMPLE_DATE, SAMPLES, build_warehouse
+
+
+def q(path: Path, sql: str, params=()):
+    with duckdb.connect(str(path), read_only=True) as con:
+        return con.execute(sql, list(params)).fetchall()
+
+
+def one(path: Path, sql: str, params=()):
+    return q(path, sql, params)[0][0]
+
+
+def test_definitions_load_with_the_documented_graph():
+    from pipelines.definitions import defs
+
+    keys = {k.to_user_string() for k in defs.resolve_all_asset_keys()}
+    for table in ("raw/page_captures", "staging/profiles", "staging/listings", "staging/rejects",
+                  "core/papers", "core/paper_listings", "core/authors", "core/author_names",
+                  "core/author_profiles", "core/authorships", "core/match_review", "core/id_redirects",
+                  "marts/author_metrics", "marts/citations", "marts/paper_scores", "marts/author_scores",
+                  "marts/collaboration_edges", "exports/parquet", "exports/analytics_copy"):
+        assert table in keys, table
+    schedule = defs.resolve_schedule_def("nightly_refresh_schedule")
+    assert schedule.default_status.value == "RUNNING"
+
+
+def test_demo_counts(demo_warehouse):
+    assert one(demo_warehouse, "SELECT count(*) FROM raw.page_captures") == 5
+    assert one(demo_warehouse, "SELECT count(*) FROM staging.profiles") == 5
+    assert one(demo_warehouse, "SELECT count(*) FROM staging.listings") == 48
+    assert one(demo_warehouse, "SELECT count(*) FROM staging.rejects") == 0
+    assert one(demo_warehouse, "SELECT count(DISTINCT listing_id) FROM staging.listings") == 48
+    # 000 declares 6 works and lists 5: both facts are kept
+    assert q(demo_warehouse, "SELECT declared_works, declared_items, listed_items FROM staging.profiles "
+                             "WHERE name = 'Daning Cheng'") == [(6, 6, 5)]
+
+
+def test_rerunning_a_partition_never_duplicates_rows(tmp_path):
+    path = tmp_path / "wh.duckdb"
+    assert build_warehouse(SAMPLES, path).success
+    first = {t: one(path, f"SELECT count(*) FROM {t}") for t in ("raw.page_captures", "staging.listings", "core.papers", "core.authors", "marts.author_metrics", "marts.collaboration_edges")}
+    ids = q(path, "SELECT listing_id, paper_id FROM core.paper_listings ORDER BY 1")
+    authors = q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2")
+    assert build_warehouse(SAMPLES, path).success
+    again = {t: one(path, f"SELECT count(*) FROM {t}") for t in first}
+    assert again == first
+    assert q(path, "SELECT listing_id, paper_id FROM core.paper_listings ORDER BY 1") == ids
+    assert q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2") == authors
+
+
+def test_a_second_night_keeps_ids_and_adds_history(tmp_path):
+    path = tmp_path / "wh.duckdb"
+    assert build_warehouse(SAMPLES, path, "2026-11-21").success
+    papers = dict(q(path, "SELECT title, paper_id FROM core.papers"))
+    authors = q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2")
+    assert build_warehouse(SAMPLES, path, "2026-11-22").success
+    assert dict(q(path, "SELECT title, paper_id FROM core.papers")) == papers
+    assert q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2") == authors
+    assert one(path, "SELECT count(DISTINCT as_of) FROM marts.author_metrics") == 2
+    assert one(path, "SELECT count(*) FROM marts.citations WHERE level = 'author' AND change = 0") == 3
+
+
+def test_garbage_files_become_rejects_and_the_run_stays_green(tmp_path):
+    captures = tmp_path / "captures"
+    shutil.copytree(SAMPLES, captures)
+    (captures / "empty.txt").write_bytes(b"")
+    (captures / "binary.html").write_bytes(bytes(range(256)) * 40)
+    (captures / "other-site.txt").write_text("Welcome to my cooking blog\n\nPasta recipes\n\nBake at 200C for 20 minutes.")
+    (captures / "challenge.html").write_text(
+        "<html><head><title>Just a moment...</title></head><body><h1>Checking your browser before accessing "
+        "www.scholarfeed.org</h1><p>Please verify you are human.</p></body></html>")
+    path = tmp_path / "wh.duckdb"
+    result = build_warehouse(captures, path)
+    assert result.success
+    assert one(path, "SELECT count(*) FROM raw.page_captures") == 9
+    assert one(path, "SELECT count(*) FROM staging.profiles") == 5
+    assert one(path, "SELECT count(*) FROM staging.listings") == 48
+    reasons = dict(q(path, "SELECT reason, count(*) FROM staging.rejects GROUP BY 1"))
+    assert reasons == {"empty": 1, "not_text": 1, "unknown_site": 1, "bot_challenge": 1}
+
+
+def test_exports_and_analytics_copy(demo_warehouse):
+    exports = demo_warehouse.parent / "exports"
+    latest = exports / "latest"
+    assert latest.is_symlink()
+    manifest = json.loads((latest / "manifest.json").read_text())
+    assert manifest["as_of"] == SAMPLE_DATE and manifest["code_version"]
+    assert "core.papers" in manifest["tables"] and "marts.collaboration_edges" in manifest["tables"]
+    for table, info in manifest["tables"].items():
+        rows = duckdb.sql(f"SELECT count(*) FROM '{latest / info['file']}'").fetchall()[0][0]
+        assert rows == info["rows"] == one(demo_warehouse, f"SELECT count(*) FROM {table}"), table
+    analytics = demo_warehouse.parent / "analytics.duckdb"
+    assert one(analytics, "SELECT count(*) FROM staging.listings") == 48

@@ -1,0 +1,226 @@
+"""Author matching: the sample pages' people, name forms, homonyms, look-alikes, determinism."""
+
+from __future__ import annotations
+
+import random
+
+import polars as pl
+import pytest
+
+from pipelines.resolution import author_review_pairs, match_authors, match_papers, name_compatibility, resolve_authors
+from pipelines.resolution.synthetic import synthetic_mentions
+from test_resolution_papers import SAMPLE_LISTINGS, sample_records
+
+MENTION_SCHEMA = {
+    "mention_id": pl.String, "name": pl.String, "paper_id": pl.String, "coauthors": pl.List(pl.String),
+    "title": pl.String, "year": pl.Int64, "venue": pl.String, "affiliation": pl.String, "source": pl.String,
+    "source_profile_id": pl.String, "is_profile_owner": pl.Boolean, "orcid": pl.String,
+}
+
+
+def mentions(rows: list[dict]) -> pl.DataFrame:
+    base = {"coauthors": [], "title": None, "year": None, "venue": None, "affiliation": None, "source": None,
+            "source_profile_id": None, "is_profile_owner": False, "orcid": None}
+    return pl.DataFrame([{**base, **r} for r in rows], schema=MENTION_SCHEMA)
+
+
+def sample_mentions() -> pl.DataFrame:
+    """Owner mentions for every listing, byline mentions for Scholar Feed listings, on matched papers."""
+    paper = dict(match_papers(sample_records()).select("record_id", "paper_id").iter_rows())
+    rows = []
+    for lid, src, pid, owner, title, year, byline in SAMPLE_LISTINGS:
+        rows.append({"mention_id": f"{lid}/owner", "name": owner, "paper_id": paper[lid], "coauthors": byline,
+                     "title": title, "year": year, "source": src, "source_profile_id": pid, "is_profile_owner": True})
+        for k, name in enumerate(byline):
+            rows.append({"mention_id": f"{lid}/{k}", "name": name, "paper_id": paper[lid],
+                         "coauthors": [n for n in byline if n != name], "title": title, "year": year, "source": src})
+    return mentions(rows)
+
+
+def author_of(result: pl.DataFrame) -> dict[str, str]:
+    return dict(zip(result["mention_id"].to_list(), result["author_id"].to_list()))
+
+
+@pytest.fixture(scope="module")
+def sample():
+    frame = sample_mentions()
+    result, review = resolve_authors(frame)
+    return frame, result, review
+
+
+def test_yunquan_zhang_on_two_sites_is_one_person(sample):
+    _, result, _ = sample
+    author = author_of(result)
+    yunquan = {author[f"{lid}/owner"] for lid, *_ in SAMPLE_LISTINGS if lid.startswith(("bz-yz", "sf-yz"))}
+    assert len(yunquan) == 1
+    # ... and the byline entries "Yunquan Zhang" on Scholar Feed papers are the same person.
+    assert author["sf-yz-01/2"] == author["sf-yz-01/owner"]
+    assert author["sf-yz-12/1"] == author["sf-yz-01/owner"]
+
+
+def test_owner_hidden_by_truncated_byline_is_not_the_similar_byline_name(sample):
+    _, result, _ = sample
+    author = author_of(result)
+    # DynaTrain on Scholar Feed: "Yuanqing Wang, Yuchen Zhang, Hao Lin et al." — the owner is not shown.
+    assert author["sf-yz-04/1"] != author["sf-yz-04/owner"]
+    assert name_compatibility("Yuchen Zhang", "Yunquan Zhang") == 0
+
+
+def test_daning_chen_is_not_merged_into_daning_cheng_by_name(sample):
+    _, result, review = sample
+    author = author_of(result)
+    cheng = author["bz-dc-1/owner"]
+    assert author["sf-yz-06/0"] == cheng  # the byline "Daning Cheng" on the shared test-risk paper
+    assert author["sf-yz-01/1"] == cheng  # ... and on the compression papers (shared co-authors)
+    assert author["sf-yz-07/2"] != cheng  # "Daning Chen" on the CALM byline
+    labels = {frozenset((a, b)) for a, b in review.select("left_label", "right_label").iter_rows()}
+    assert frozenset(("Daning Chen", "Daning Cheng")) in labels
+    row = review.filter((pl.col("left_label") + pl.col("right_label")).str.contains("Daning Chen"))
+    assert row["evidence_for"].str.contains("co-author").any()
+
+
+def test_distinct_names_on_one_byline_are_distinct_people(sample):
+    frame, result, _ = sample
+    joined = frame.join(result, on="mention_id")
+    for (paper_id,), group in joined.filter(~pl.col("is_profile_owner")).group_by(["paper_id"]):
+        names_per_author = group.group_by("author_id").agg(pl.col("name").n_unique())
+        assert names_per_author["name"].max() == 1, paper_id
+
+
+def test_boyang_zhang_byline_mentions_cluster_on_shared_coauthors(sample):
+    _, result, _ = sample
+    author = author_of(result)
+    boyang = {author[f"{lid}/0"] for lid in ("sf-yz-01", "sf-yz-02", "sf-yz-08", "sf-yz-10", "sf-yz-11")}
+    assert len(boyang) == 1
+
+
+def test_profile_owner_and_own_byline_entry_on_one_paper():
+    frame = mentions(
+        [
+            {"mention_id": "o", "name": "Yunquan Zhang", "paper_id": "p1", "coauthors": ["Boyang Zhang", "Y. Zhang"],
+             "source": "scholarfeed", "source_profile_id": "3", "is_profile_owner": True},
+            {"mention_id": "b1", "name": "Boyang Zhang", "paper_id": "p1", "coauthors": ["Y. Zhang"]},
+            {"mention_id": "b2", "name": "Y. Zhang", "paper_id": "p1", "coauthors": ["Boyang Zhang"]},
+        ]
+    )
+    author = author_of(match_authors(frame))
+    assert author["o"] == author["b2"] != author["b1"]
+
+
+def test_owner_compatible_with_two_co_listed_names_is_ambiguous():
+    frame = mentions(
+        [
+            {"mention_id": "o", "name": "Y. Zhang", "paper_id": "p1", "coauthors": ["Yunquan Zhang", "Yuchen Zhang"],
+             "source": "x", "source_profile_id": "9", "is_profile_owner": True},
+            {"mention_id": "a", "name": "Yunquan Zhang", "paper_id": "p1", "coauthors": ["Yuchen Zhang"]},
+            {"mention_id": "b", "name": "Yuchen Zhang", "paper_id": "p1", "coauthors": ["Yunquan Zhang"]},
+        ]
+    )
+    result, review = resolve_authors(frame)
+    assert result["author_id"].n_unique() == 3
+    assert review.height >= 1 and review["evidence_against"].str.contains("several names").any()
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        ("Yunquan Zhang", "Y. Zhang"),
+        ("Yunquan Zhang", "Zhang Yunquan"),
+        ("Jun-Hui Lu", "Junhui Lu"),
+        ("José García", "Jose Garcia"),
+        ("Marek Rusinkiewicz", "M Rusinkiewicz"),
+    ],
+)
+def test_name_variants_merge_with_evidence(left, right):
+    frame = mentions(
+        [
+            {"mention_id": "1", "name": left, "paper_id": "p1", "coauthors": ["Ann Lee", "Bob Ray", "Cy Twombly"]},
+            {"mention_id": "2", "name": right, "paper_id": "p2", "coauthors": ["A. Lee", "Bob Ray", "Cy Twombly"]},
+        ]
+    )
+    assert match_authors(frame)["author_id"].n_unique() == 1
+
+
+def test_names_alone_never_merge():
+    frame = mentions(
+        [
+            # Homonyms: same full name, no shared evidence.
+            {"mention_id": "1", "name": "Wei Wang", "paper_id": "p1", "coauthors": ["Ann Lee"], "affiliation": "Tsinghua University"},
+            {"mention_id": "2", "name": "Wei Wang", "paper_id": "p2", "coauthors": ["Bob Ray"], "affiliation": "Tsinghua University"},
+            # Look-alikes sharing co-authors: still two people, sent to review.
+            {"mention_id": "3", "name": "Daning Chen", "paper_id": "p3", "coauthors": ["Yunquan Zhang", "Boyang Zhang"]},
+            {"mention_id": "4", "name": "Daning Cheng", "paper_id": "p4", "coauthors": ["Yunquan Zhang", "Boyang Zhang"]},
+            {"mention_id": "5", "name": "Yuchen Zhang", "paper_id": "p5", "coauthors": ["Hao Lin", "Yuanqing Wang"]},
+            {"mention_id": "6", "name": "Yunquan Zhang", "paper_id": "p6", "coauthors": ["Hao Lin", "Yuanqing Wang"]},
+        ]
+    )
+    result, review = resolve_authors(frame)
+    assert result["author_id"].n_unique() == 6
+    pairs = {frozenset((a, b)) for a, b in review.select("left_id", "right_id").iter_rows()}
+    assert frozenset(("3", "4")) in pairs and frozenset(("5", "6")) in pairs
+    assert frozenset(("1", "2")) in pairs  # same name and affiliation: worth a look, not a merge
+
+
+def test_identical_names_with_shared_coauthor_or_paper_are_one_person():
+    frame = mentions(
+        [
+            {"mention_id": "1", "name": "Wei Wang", "paper_id": "p1", "coauthors": ["Ann Lee", "Bob Ray"]},
+            {"mention_id": "2", "name": "Wei Wang", "paper_id": "p2", "coauthors": ["Ann Lee"]},
+            {"mention_id": "3", "name": "W. Wang", "paper_id": "p3", "coauthors": ["Ann Lee"]},  # initials + 1 co-author: not enough
+        ]
+    )
+    author = author_of(match_authors(frame))
+    assert author["1"] == author["2"]
+    assert author["3"] != author["1"]
+
+
+def test_orcid_is_identity_evidence():
+    frame = mentions(
+        [
+            {"mention_id": "1", "name": "Wei Wang", "paper_id": "p1", "orcid": "https://orcid.org/0000-0002-1825-0097"},
+            {"mention_id": "2", "name": "W. Wang", "paper_id": "p2", "orcid": "0000-0002-1825-0097"},
+            # Same name, shared co-authors, but a different ORCID: never merged.
+            {"mention_id": "3", "name": "Wei Wang", "paper_id": "p3", "coauthors": ["Ann Lee", "Bob Ray"], "orcid": "0000-0001-5109-3700"},
+            {"mention_id": "4", "name": "Wei Wang", "paper_id": "p4", "coauthors": ["Ann Lee", "Bob Ray"], "orcid": "0000-0002-1825-0097"},
+        ]
+    )
+    author = author_of(match_authors(frame))
+    assert author["1"] == author["2"] == author["4"]
+    assert author["3"] != author["1"]
+    methods = dict(zip(*match_authors(frame).select("mention_id", "method").to_dict(as_series=False).values()))
+    assert methods["2"] == "orcid"
+
+
+def test_deterministic_under_row_shuffles(sample):
+    frame, result, review = sample
+    rng = random.Random(5)
+    for _ in range(2):
+        order = list(range(frame.height))
+        rng.shuffle(order)
+        shuffled_result, shuffled_review = resolve_authors(frame[order])
+        assert shuffled_result.sort("mention_id").equals(result.sort("mention_id"))
+        assert shuffled_review.equals(review)
+
+
+def test_review_pairs_follow_the_given_result(sample):
+    frame, result, review = sample
+    assert author_review_pairs(frame, result).equals(review)
+
+
+def test_empty_and_nulls():
+    empty = match_authors(mentions([]))
+    assert empty.height == 0 and empty.columns == ["mention_id", "author_id", "method", "score"]
+    minimal = pl.DataFrame({"mention_id": ["1", "2", "3"], "name": [None, "", "et al."], "paper_id": ["p", "p", None]})
+    result = match_authors(minimal)
+    assert result["author_id"].n_unique() == 3
+
+
+def test_synthetic_people_precision_and_recall():
+    frame, truth = synthetic_mentions(seed=11, n_groups=40)
+    result = match_authors(frame).join(truth, on="mention_id")
+    # Pairwise precision over mentions merged into one author.
+    pairs = result.join(result, on="author_id", suffix="_r").filter(pl.col("mention_id") < pl.col("mention_id_r"))
+    precision = (pairs["true_person"] == pairs["true_person_r"]).mean()
+    true_pairs = result.join(result, on="true_person", suffix="_r").filter(pl.col("mention_id") < pl.col("mention_id_r"))
+    recall = (true_pairs["author_id"] == true_pairs["author_id_r"]).mean()
+    assert precision >= 0.97 and recall >= 0.75, (precision, recall)

@@ -1,0 +1,293 @@
+"""Paper matching: the five sample pages' traps, title edits vs near-twins, determinism, options.
+
+The listing frames below are typed by hand from pipelines/samples/*.txt (titles, years, bylines
+as shown; BZPEER lists carry no byline). ``test_resolution_authors`` reuses them.
+"""
+
+from __future__ import annotations
+
+import random
+
+import polars as pl
+import pytest
+
+from pipelines.resolution import match_papers, paper_review_pairs, resolve_papers
+from pipelines.resolution.names import name_compatibility, split_author_list
+from pipelines.resolution.titles import compare_titles, spelling_variant, title_tokens
+
+TEST_RISK = "A Qualitative Test-Risk Mechanism for Scaling Behavior in Normalized Residual Networks"
+DYNATRAIN = "DynaTrain: Fast Online Parallelism Switching for Elastic LLM Training"
+MOE_DISCO = "MoE-DisCo:Low Economy Cost Training Mixture-of-Experts Models"
+CALM = "CALM: A CKA-Guided Adaptive Layer-Wise Modularization Framework for LLM Quantization"
+SCALABILITY = "The Scalability for Parallel Machine Learning Training Algorithm: Dataset Matters"
+HONPAS_DYNAMIC = "The dynamic parallel distribution algorithm for hybrid density-functional calculations in HONPAS package"
+HONPAS_STATIC = "The static parallel distribution algorithms for hybrid density-functional calculations in HONPAS package"
+
+# (listing id, source, profile id, profile owner, title, year, byline)
+SAMPLE_LISTINGS: list[tuple[str, str, str, str, str, int, list[str]]] = [
+    # 000 BZPEER, Daning Cheng
+    ("bz-dc-1", "bzpeer", "daning-cheng", "Daning Cheng", TEST_RISK, 2026, []),
+    ("bz-dc-2", "bzpeer", "daning-cheng", "Daning Cheng", DYNATRAIN, 2026, []),
+    ("bz-dc-3", "bzpeer", "daning-cheng", "Daning Cheng", MOE_DISCO, 2026, []),
+    ("bz-dc-4", "bzpeer", "daning-cheng", "Daning Cheng", "Mixed-Precision Inference Quantization: Radically Towards Faster inference speed, Lower Storage requirement, and Lower Loss", 2022, []),
+    ("bz-dc-5", "bzpeer", "daning-cheng", "Daning Cheng", SCALABILITY, 2020, []),
+    # 001 BZPEER, Yunquan Zhang
+    ("bz-yz-1", "bzpeer", "yunquan-zhang", "Yunquan Zhang", TEST_RISK, 2026, []),
+    ("bz-yz-2", "bzpeer", "yunquan-zhang", "Yunquan Zhang", CALM, 2026, []),
+    ("bz-yz-3", "bzpeer", "yunquan-zhang", "Yunquan Zhang", DYNATRAIN, 2026, []),
+    ("bz-yz-4", "bzpeer", "yunquan-zhang", "Yunquan Zhang", MOE_DISCO, 2026, []),
+    ("bz-yz-5", "bzpeer", "yunquan-zhang", "Yunquan Zhang", "IAAT: A Input-Aware Adaptive Tuning framework for Small GEMM", 2022, []),
+    ("bz-yz-6", "bzpeer", "yunquan-zhang", "Yunquan Zhang", "Large-Scale Simulation of Quantum Computational Chemistry on a New Sunway Supercomputer", 2022, []),
+    ("bz-yz-7", "bzpeer", "yunquan-zhang", "Yunquan Zhang", HONPAS_DYNAMIC, 2020, []),
+    ("bz-yz-8", "bzpeer", "yunquan-zhang", "Yunquan Zhang", SCALABILITY, 2020, []),
+    ("bz-yz-9", "bzpeer", "yunquan-zhang", "Yunquan Zhang", HONPAS_STATIC, 2020, []),
+    # 003 Scholar Feed, Yunquan Zhang (bylines: three names, "et al." dropped)
+    ("sf-yz-01", "scholarfeed", "3", "Yunquan Zhang", "Compression for Better: A General and Stable Lossless Compression Framework", 2024, ["Boyang Zhang", "Daning Cheng", "Yunquan Zhang"]),
+    ("sf-yz-02", "scholarfeed", "3", "Yunquan Zhang", "Lossless Model Compression via Joint Low-Rank Factorization Optimization", 2024, ["Boyang Zhang", "Daning Cheng", "Yunquan Zhang"]),
+    ("sf-yz-03", "scholarfeed", "3", "Yunquan Zhang", "cuNNQS-SCI: A Fully GPU-Accelerated Framework for High-Performance Configuration Interaction Selection with Neural Network Quantum States", 2026, ["Daran Sun", "Bowen Kan", "Haoquan Long"]),
+    ("sf-yz-04", "scholarfeed", "3", "Yunquan Zhang", DYNATRAIN, 2026, ["Yuanqing Wang", "Yuchen Zhang", "Hao Lin"]),
+    ("sf-yz-05", "scholarfeed", "3", "Yunquan Zhang", "HPC AI500: A Benchmark Suite for HPC AI Systems", 2019, ["Zihan Jiang", "Wanling Gao", "Lei Wang"]),
+    ("sf-yz-06", "scholarfeed", "3", "Yunquan Zhang", TEST_RISK, 2026, ["Daning Cheng", "Zeyu Liu", "Jun Sun"]),
+    ("sf-yz-07", "scholarfeed", "3", "Yunquan Zhang", CALM, 2025, ["Jinhao Zhang", "Yunquan Zhang", "Daning Chen"]),
+    ("sf-yz-08", "scholarfeed", "3", "Yunquan Zhang", "Rethinking Parameter Sharing as Graph Coloring for Structured Compression", 2025, ["Boyang Zhang", "Daning Cheng", "Yunquan Zhang"]),
+    ("sf-yz-09", "scholarfeed", "3", "Yunquan Zhang", "Unfolding an Atomistic World: Atomistic Simulation of Reactor Pressure Vessel Steel Across Year-and-Meter Scales", 2026, ["Haozhi Han", "Ruge Zhang", "Haoquan Chen"]),
+    ("sf-yz-10", "scholarfeed", "3", "Yunquan Zhang", "FP=xINT:A Low-Bit Series Expansion Algorithm for Post-Training Quantization", 2024, ["Boyang Zhang", "Daning Cheng", "Yunquan Zhang"]),
+    ("sf-yz-11", "scholarfeed", "3", "Yunquan Zhang", "A General Error-Theoretical Analysis Framework for Constructing Compression Strategies", 2025, ["Boyang Zhang", "Daning Cheng", "Yunquan Zhang"]),
+    ("sf-yz-12", "scholarfeed", "3", "Yunquan Zhang", "MoQE: Improve Quantization Model performance via Mixture of Quantization Experts", 2025, ["Jinhao Zhang", "Yunquan Zhang", "Boyang Zhang"]),
+    ("sf-yz-13", "scholarfeed", "3", "Yunquan Zhang", "Can the capability of Large Language Models be described by human ability? A Meta Study", 2025, ["Mingrui Zan", "Yunquan Zhang", "Boyang Zhang"]),
+    ("sf-yz-14", "scholarfeed", "3", "Yunquan Zhang", "Exploiting Block Coordinate Descent for Cost-Effective LLM Model Training", 2025, ["Zeyu Liu", "Yan Li", "Yunquan Zhang"]),
+    ("sf-yz-15", "scholarfeed", "3", "Yunquan Zhang", "An Accurate and Efficient Large-scale Regression Method through Best Friend Clustering", 2021, ["Kun Li", "Liang Yuan", "Yunquan Zhang"]),
+    ("sf-yz-16", "scholarfeed", "3", "Yunquan Zhang", "AIPerf: Automated machine learning as an AI-HPC benchmark", 2020, ["Zhixiang Ren", "Yongheng Liu", "Tianhui Shi"]),
+    # 002 Scholar Feed, Yucheng Ding (a few rows) and 004, Jialiang Cheng
+    ("sf-yd-07", "scholarfeed", "2", "Yucheng Ding", "Mixture of Neuron Experts", 2025, ["Runxi Cheng", "Yuchen Guan", "Yucheng Ding"]),
+    ("sf-yd-08", "scholarfeed", "2", "Yucheng Ding", "Training Matryoshka Mixture-of-Experts for Elastic Inference-Time Expert Utilization", 2025, ["Yaoxiang Wang", "Qingguo Hu", "Yucheng Ding"]),
+    ("sf-yd-09", "scholarfeed", "2", "Yucheng Ding", "Distributed Optimization over Block-Cyclic Data", 2020, ["Yucheng Ding", "Chaoyue Niu", "Yikai Yan"]),
+    ("sf-yd-10", "scholarfeed", "2", "Yucheng Ding", "Distributed Non-Convex Optimization with Sublinear Speedup under Intermittent Client Availability", 2020, ["Yikai Yan", "Chaoyue Niu", "Yucheng Ding"]),
+    ("sf-jc-1", "scholarfeed", "4", "Jialiang Cheng", "BEAM: Binary Expert Activation Masking for Dynamic Routing in MoE", 2026, ["Juntong Wu", "Jialiang Cheng", "Qishen Yin"]),
+    ("sf-jc-2", "scholarfeed", "4", "Jialiang Cheng", "EDiT: A Local-SGD-Based Efficient Distributed Training Method for Large Language Models", 2024, ["Jialiang Cheng", "Ning Gao", "Yun Yue"]),
+]
+
+
+def sample_records() -> pl.DataFrame:
+    return pl.DataFrame(
+        [
+            {"record_id": lid, "title": title, "authors": byline, "venue": "arXiv" if src == "bzpeer" else None, "year": year, "source": src}
+            for lid, src, _pid, _owner, title, year, byline in SAMPLE_LISTINGS
+        ],
+        schema={"record_id": pl.String, "title": pl.String, "authors": pl.List(pl.String), "venue": pl.String, "year": pl.Int64, "source": pl.String},
+    )
+
+
+def records(rows: list[dict]) -> pl.DataFrame:
+    base = {"authors": [], "venue": None, "year": None}
+    return pl.DataFrame(
+        [{**base, **r} for r in rows],
+        schema={"record_id": pl.String, "title": pl.String, "authors": pl.List(pl.String), "venue": pl.String, "year": pl.Int64},
+    )
+
+
+def paper_of(result: pl.DataFrame) -> dict[str, str]:
+    return dict(zip(result["record_id"].to_list(), result["paper_id"].to_list()))
+
+
+def test_sample_papers_across_profiles():
+    result = match_papers(sample_records())
+    paper = paper_of(result)
+    assert paper["bz-dc-1"] == paper["bz-yz-1"] == paper["sf-yz-06"]  # the test-risk paper
+    assert paper["bz-dc-2"] == paper["bz-yz-3"] == paper["sf-yz-04"]  # DynaTrain
+    assert paper["bz-yz-2"] == paper["sf-yz-07"]  # CALM (2026 on BZPEER, Dec 2025 on Scholar Feed)
+    assert paper["bz-dc-3"] == paper["bz-yz-4"]  # MoE-DisCo
+    assert paper["bz-dc-5"] == paper["bz-yz-8"]  # the scalability paper
+    assert paper["bz-yz-7"] != paper["bz-yz-9"]  # HONPAS dynamic vs static
+    # Everything else stays a paper of its own.
+    assert result["paper_id"].n_unique() == len(SAMPLE_LISTINGS) - 7
+    assert paper["bz-dc-1"] == "bz-dc-1"  # paper_id: smallest record_id of the cluster
+    methods = dict(zip(result["record_id"].to_list(), result["method"].to_list()))
+    assert methods["bz-dc-2"] == "title_exact"
+    assert methods["bz-dc-4"] == "singleton"
+
+
+def test_honpas_near_twins_are_in_the_review_queue():
+    _, review = resolve_papers(sample_records())
+    pair = review.filter(pl.col("left_id").is_in(["bz-yz-7", "bz-yz-9"]) & pl.col("right_id").is_in(["bz-yz-7", "bz-yz-9"]))
+    assert pair.height == 1
+    assert "dynamic" in pair["evidence_against"][0] and "static" in pair["evidence_against"][0]
+    # Only borderline pairs: no row for the papers that were merged or are plainly different.
+    assert review.height <= 3
+
+
+def test_identifiers_beat_titles_and_conflicting_identifiers_veto():
+    result = match_papers(
+        records(
+            [
+                {"record_id": "a", "title": "Attention is all you need", "arxiv_id": "1706.03762v5"},
+                {"record_id": "b", "title": "Transformers: attention only", "arxiv_id": "arXiv:1706.03762"},
+                {"record_id": "c", "title": "Attention is all you need", "arxiv_id": "1706.99999"},
+                {"record_id": "d", "title": "Some paper", "doi": "https://doi.org/10.1000/XYZ"},
+                {"record_id": "e", "title": "Some paper (extended)", "doi": "10.1000/xyz"},
+            ]
+        ).with_columns(pl.Series("arxiv_id", ["1706.03762v5", "arXiv:1706.03762", "1706.99999", None, None]), pl.Series("doi", [None, None, None, "https://doi.org/10.1000/XYZ", "10.1000/xyz"]))
+    )
+    paper = paper_of(result)
+    assert paper["a"] == paper["b"]
+    assert paper["c"] != paper["a"]  # same title, different arXiv id: two papers
+    assert paper["d"] == paper["e"]
+    methods = dict(zip(result["record_id"].to_list(), result["method"].to_list()))
+    assert methods["b"] == "arxiv_id" and methods["e"] == "doi" and methods["c"] == "singleton"
+
+
+def test_same_arxiv_id_overrides_a_title_veto():
+    result = match_papers(
+        records([{"record_id": "a", "title": HONPAS_DYNAMIC}, {"record_id": "b", "title": HONPAS_STATIC}]).with_columns(
+            pl.lit("2001.00001").alias("arxiv_id")
+        )
+    )
+    assert result["paper_id"].n_unique() == 1
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        ("Scaling LLM Training on Commodity Clusters", "Scaling Large Language Model Training on Commodity Clusters"),
+        ("MoE-DisCo:Low Economy Cost Training Mixture-of-Experts Models", "MoE-DisCo: Low economy cost training mixture of experts models."),
+        ("Analysis of Navigation Behaviour in Web Sites", "Analysis of navigation behavior in web sites"),
+        ("Schr\u00f6dinger bridges for generative modelling", "Schrodinger Bridges for Generative Modelling"),
+        (r"\textbf{L}oss landscapes of $\delta$-networks", "Loss Landscapes of δ-Networks"),
+        ("Query Optimization for XML", "QueryOptimization forXML"),
+        ("The ClustRa Telecom Database: High Availability, High Throughput, and Real-Time Response", "The ClustRa Telecom Database"),
+    ],
+)
+def test_lightly_edited_titles_are_one_paper(left, right):
+    authors = ["Marek Rusinkiewicz", "Wolfgang Klas"]
+    result = match_papers(
+        records(
+            [
+                {"record_id": "1", "title": left, "authors": authors, "year": 2021},
+                {"record_id": "2", "title": right, "authors": ["M Rusinkiewicz", "W. Klas", "T Tesch"], "year": 2022},
+            ]
+        )
+    )
+    assert result["paper_id"].n_unique() == 1, result
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        (HONPAS_DYNAMIC, HONPAS_STATIC),
+        ("Linear regression with noisy labels", "Nonlinear regression with noisy labels"),
+        ("Evaluating GPT-3 on reasoning benchmarks", "Evaluating GPT-4 on reasoning benchmarks"),
+        ("Cascade-Correlation Learning Architecture", "Recurrent Cascade-Correlation Learning Architecture"),
+        ("Local search for graph colouring", "Global search for graph colouring"),
+        ("Mixture of Experts", "Mixture of Neuron Experts"),
+    ],
+)
+def test_near_twins_stay_apart_despite_same_authors_and_year(left, right):
+    result = match_papers(
+        records(
+            [
+                {"record_id": "1", "title": left, "authors": ["Yunquan Zhang", "Daning Cheng"], "year": 2020},
+                {"record_id": "2", "title": right, "authors": ["Yunquan Zhang", "Daning Cheng"], "year": 2020},
+            ]
+        )
+    )
+    assert result["paper_id"].n_unique() == 2
+
+
+def test_year_and_author_evidence():
+    result = match_papers(
+        records(
+            [
+                # Same title, authors agree, year 1 apart: one paper.
+                {"record_id": "a1", "title": "Inference of finite automata using homing sequences", "authors": ["R. L. Rivest", "R. E. Schapire"], "year": 1989},
+                {"record_id": "a2", "title": "Inference of Finite Automata Using Homing Sequences", "authors": ["Ronald L. Rivest", "Robert E. Schapire"], "year": 1990},
+                # Four years later (the journal version): not by title alone, and a record without
+                # a year does not bridge the two.
+                {"record_id": "a3", "title": "Inference of finite automata using homing sequences", "authors": ["Rivest, R. L."], "year": 1993},
+                {"record_id": "a4", "title": "Inference of finite automata using homing sequences", "authors": ["R Rivest"], "year": None},
+                # A generic title with different authors: different papers.
+                {"record_id": "b1", "title": "Introduction", "authors": ["A. Smith"], "year": 2001},
+                {"record_id": "b2", "title": "Introduction", "authors": ["B. Jones"], "year": 2001},
+            ]
+        )
+    )
+    paper = paper_of(result)
+    assert paper["a1"] == paper["a2"]
+    assert paper["a3"] != paper["a1"]
+    assert not (paper["a4"] == paper["a1"] and paper["a4"] == paper["a3"])
+    assert paper["b1"] != paper["b2"]
+
+
+def test_one_to_one_between_sources():
+    rows = records(
+        [
+            {"record_id": "d1", "title": "Efficient joins over streams", "authors": ["Ann Lee"], "year": 2001},
+            {"record_id": "s1", "title": "Efficient joins over streams", "authors": ["A Lee"], "year": 2001},
+            {"record_id": "s2", "title": "Efficient joins over stream", "authors": ["A Lee"], "year": None},
+            {"record_id": "d2", "title": "Efficient join over streams", "authors": ["Bob Ray"], "year": 1995},
+        ]
+    ).with_columns(pl.Series("source", ["dblp", "scholar", "scholar", "dblp"]))
+    free = paper_of(match_papers(rows))
+    assert free["d1"] == free["s1"] == free["s2"]
+    linked = paper_of(match_papers(rows, one_to_one_between="source"))
+    assert linked["d1"] == linked["s1"]  # best score wins the assignment
+    assert linked["s2"] != linked["s1"]  # one record per source in a cluster
+    assert linked["d2"] != linked["d1"]
+    with pytest.raises(ValueError):
+        match_papers(rows, one_to_one_between="nope")
+
+
+def test_deterministic_under_row_shuffles():
+    base = sample_records()
+    expected = match_papers(base).sort("record_id")
+    review = resolve_papers(base)[1]
+    rng = random.Random(3)
+    for _ in range(3):
+        order = list(range(base.height))
+        rng.shuffle(order)
+        shuffled = base[order]
+        result, shuffled_review = resolve_papers(shuffled)
+        assert result.sort("record_id").equals(expected)
+        assert shuffled_review.equals(review)
+
+
+def test_empty_nulls_and_schema():
+    empty = match_papers(records([]))
+    assert empty.height == 0 and empty.columns == ["record_id", "paper_id", "method", "score"]
+    odd = records(
+        [
+            {"record_id": "1", "title": None, "authors": None},
+            {"record_id": "2", "title": "", "year": None},
+            {"record_id": "3", "title": "Deep learning", "authors": ["", "et al."]},
+            {"record_id": "4", "title": "Deep learning", "authors": ["Yann LeCun"], "year": 2015},
+        ]
+    )
+    result = match_papers(odd)
+    assert result.height == 4
+    paper = paper_of(result)
+    assert paper["1"] != paper["2"]  # two empty titles are not evidence of anything
+    assert result["score"].is_between(0, 1).all()
+    # Author lists given as plain strings are split.
+    as_text = pl.DataFrame({"record_id": ["x", "y"], "title": ["A study of joins", "A study of joins"], "authors": ["Lee, A. and Ray, B.", "Ann Lee, Bob Ray"]})
+    assert match_papers(as_text)["paper_id"].n_unique() == 1
+    with pytest.raises(ValueError):
+        match_papers(records([{"record_id": "1", "title": "x"}, {"record_id": "1", "title": "y"}]))
+
+
+def test_review_pairs_respect_a_given_result():
+    base = sample_records()
+    result, review = resolve_papers(base)
+    assert paper_review_pairs(base, result).equals(review)
+    # An override that merged the HONPAS twins removes them from the queue.
+    merged = result.with_columns(pl.when(pl.col("record_id") == "bz-yz-9").then(pl.lit("bz-yz-7")).otherwise(pl.col("paper_id")).alias("paper_id"))
+    assert "bz-yz-9" not in paper_review_pairs(base, merged)["right_id"].to_list() + paper_review_pairs(base, merged)["left_id"].to_list()
+
+
+def test_title_diff_building_blocks():
+    diff = compare_titles(title_tokens(HONPAS_DYNAMIC), title_tokens(HONPAS_STATIC))
+    assert diff.veto and "dynamic" in diff.veto
+    assert compare_titles(title_tokens("Scaling LLM training"), title_tokens("Scaling large language model training")).veto is None
+    assert spelling_variant("behaviour", "behavior") and spelling_variant("update", "updating")
+    assert not spelling_variant("model", "modal") and not spelling_variant("local", "global")
+    assert not spelling_variant("linear", "nonlinear")
+    assert split_author_list("A. Blum, M. Furst, and R. J. Lipton") == ["A. Blum", "M. Furst", "R. J. Lipton"]
+    assert name_compatibility("M Rusinkiewicz", "Marek Rusinkiewicz") == 1
