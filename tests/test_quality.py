@@ -408,3 +408,25 @@ def test_the_readme_lists_what_every_suite_protects():
         for severity in quality.SEVERITIES:
             for line in suite.protects(severity):
                 assert f"- {line}\n" in body + "\n", f"README section {table} lacks: {line}"
+
+
+def test_the_suites_patterns_accept_what_the_parsers_produce():
+    import re
+
+    from pipelines.parsing.categories import ALL_CATEGORIES, STANDALONE_ARCHIVES
+
+    def pattern(table: str, column: str) -> re.Pattern:
+        (rule,) = [r for r in quality.load_suites()[table].rules
+                   if r.type == "expect_column_values_to_match_regex" and r.columns == (column,)]
+        return re.compile(rule.kwargs["regex"])
+
+    for table, column in (("staging.listings", "category"), ("staging.profiles", "primary_category"),
+                          ("core.papers", "category")):
+        category = pattern(table, column)
+        assert all(category.search(code) for code in ALL_CATEGORIES | STANDALONE_ARCHIVES)
+        assert not category.search("LG") and not category.search("cs.LG extra")
+    arxiv = pattern("staging.listings", "arxiv_id")
+    for good in ("2401.01234", "0704.0001", "hep-th/9901001", "math.GT/0309136"):
+        assert arxiv.search(good), good
+    for bad in ("2401.01234v2", "arXiv:2401.01234", "https://arxiv.org/abs/2401.01234"):
+        assert not arxiv.search(bad), bad

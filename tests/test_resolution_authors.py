@@ -134,8 +134,9 @@ def test_owner_compatible_with_two_co_listed_names_is_ambiguous():
 def test_name_variants_merge_with_evidence(left, right):
     frame = mentions(
         [
-            {"mention_id": "1", "name": left, "paper_id": "p1", "coauthors": ["Ann Lee", "Bob Ray", "Cy Twombly"]},
-            {"mention_id": "2", "name": right, "paper_id": "p2", "coauthors": ["A. Lee", "Bob Ray", "Cy Twombly"]},
+            # Three co-authors by full name and one by initial: enough even for an initials-only form.
+            {"mention_id": "1", "name": left, "paper_id": "p1", "coauthors": ["Ann Lee", "Bob Ray", "Cy Twombly", "Di Fox"]},
+            {"mention_id": "2", "name": right, "paper_id": "p2", "coauthors": ["A. Lee", "Bob Ray", "Cy Twombly", "Di Fox"]},
         ]
     )
     assert match_authors(frame)["author_id"].n_unique() == 1

@@ -291,3 +291,15 @@ def test_title_diff_building_blocks():
     assert not spelling_variant("linear", "nonlinear")
     assert split_author_list("A. Blum, M. Furst, and R. J. Lipton") == ["A. Blum", "M. Furst", "R. J. Lipton"]
     assert name_compatibility("M Rusinkiewicz", "Marek Rusinkiewicz") == 1
+
+
+def test_shared_identifier_holds_across_years():
+    frame = records(
+        [
+            {"record_id": "pre", "title": "Sparse attention for long documents", "year": 2019},
+            {"record_id": "pub", "title": "Sparse Attention for Long Documents", "year": 2022},
+        ]
+    ).with_columns(pl.Series("arxiv_id", ["1901.00001v1", "1901.00001v3"]))
+    assert match_papers(frame)["paper_id"].n_unique() == 1
+    # Without the identifier, three years apart and no authors: not merged by title alone.
+    assert match_papers(frame.drop("arxiv_id"))["paper_id"].n_unique() == 2

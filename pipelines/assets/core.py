@@ -4,7 +4,7 @@ from datetime import date
 
 import dagster as dg
 
-from pipelines import core_build, warehouse
+from pipelines import core_build, enrichment, warehouse
 from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
 from pipelines.identity.overrides import load_overrides, overrides_path
 from pipelines.partitions import daily_partitions, partition_dates
@@ -37,7 +37,8 @@ def resolution_window_end(con, run_date: date) -> date:
 @dg.multi_asset(
     name="core_tables",
     specs=[
-        dg.AssetSpec(["core", name], deps=[["staging", "listings"], ["staging", "profiles"]],
+        dg.AssetSpec(["core", name], deps=[["staging", "listings"], ["staging", "profiles"],
+                                           ["enrichment", "author_lists"], ["enrichment", "arxiv_title_searches"]],
                      group_name="core", kinds={"duckdb", "polars"}, description=desc)
         for name, desc in CORE_TABLES.items()
     ],
@@ -56,7 +57,16 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
         paper_registry = warehouse.read_frame(con, "SELECT * FROM core.paper_id_registry")
         author_registry = warehouse.read_frame(con, "SELECT * FROM core.author_id_registry")
         redirects = warehouse.read_frame(con, "SELECT * FROM core.id_redirects")
-        extra = warehouse.read_frame(con, "SELECT * FROM enrichment.author_lists") if _has_table(con, "enrichment.author_lists") else None
+        # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
+        searches = warehouse.read_frame(
+            con, "SELECT * FROM enrichment.arxiv_title_searches WHERE partition_date <= ?", [until])
+        listings = enrichment.fill_listing_arxiv_ids(listings, searches)
+        extra = warehouse.read_frame(
+            con,
+            "SELECT * FROM enrichment.author_lists WHERE partition_date <= ? "
+            "QUALIFY partition_date = max(partition_date) OVER (PARTITION BY coalesce(arxiv_id, openalex_work_id))",
+            [until],
+        )
         core = core_build.build_core(
             listings, profiles, paper_registry=paper_registry, author_registry=author_registry,
             redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
@@ -91,9 +101,3 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
             metadata={"dagster/row_count": frame.height, "preview": preview(frame, cols), **extra_meta.get(name, {})},
         )
 
-
-def _has_table(con, table: str) -> bool:
-    schema, name = table.split(".")
-    return bool(con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [schema, name]
-    ).fetchall()[0][0])

@@ -26,7 +26,7 @@ def author_metrics(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
     with warehouse_db.connect() as con:
         for day in partition_dates(context):
             marts.build_author_metrics(con, day)
-        days = [d for d in partition_dates(context)]
+        days = partition_dates(context)
         flagged = con.execute(
             "SELECT count(*) FILTER (h_index_implausible), count(*) FILTER (listing_incomplete) "
             "FROM marts.author_metrics WHERE as_of BETWEEN ? AND ?", [days[0], days[-1]]).fetchall()[0]
@@ -35,7 +35,7 @@ def author_metrics(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
                        h_index_implausible=flagged[0], listing_incomplete=flagged[1])
 
 
-@dg.asset(key=["marts", "citations"], deps=[["staging", "profiles"], *CORE("author_profiles", "papers")],
+@dg.asset(key=["marts", "citations"], deps=[["staging", "profiles"], ["enrichment", "openalex_works"], *CORE("author_profiles", "papers")],
           kinds={"duckdb", "sql"}, **COMMON,
           description="Citation counts over time with the change since the previous capture: per profile "
           "(reported totals) and per paper (OpenAlex, when enriched). Rebuilt over the whole history, so a "

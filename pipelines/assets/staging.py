@@ -40,45 +40,50 @@ STAGING_TABLES = ("staging.profiles", "staging.listings", "staging.rejects")
 )
 def staging_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     """Parse the day's raw captures; replace the day's rows of the three staging tables in one transaction."""
-    outputs = {t: [] for t in STAGING_TABLES}
-    for day in partition_dates(context):
-        with warehouse_db.connect() as con:
+    days = partition_dates(context)
+    reused = parsed = 0
+    with warehouse_db.connect() as con:
+        for day in days:
+            reused += landing.find_reusable_captures(con, day)
             raw = warehouse.read_frame(
-                con, "SELECT * FROM raw.page_captures WHERE partition_date = ? ORDER BY url", [day]
+                con,
+                "SELECT * FROM raw.page_captures WHERE partition_date = ? "
+                "AND capture_id NOT IN (SELECT capture_id FROM reusable_captures) ORDER BY url",
+                [day],
             )
+            parsed += raw.height
             profiles, listings, rejects = landing.stage_captures(raw)
             warehouse.replace_slice(
                 con,
                 [("staging.profiles", profiles), ("staging.listings", listings), ("staging.rejects", rejects)],
-                where="partition_date = ?", params=[day],
+                where="partition_date = ?", params=[day], after=lambda: landing.copy_reused_rows(con, day),
             )
-        for table, frame in zip(STAGING_TABLES, (profiles, listings, rejects)):
-            outputs[table].append(frame)
-    profiles, listings, rejects = (pl.concat(outputs[t]) for t in STAGING_TABLES)
-    reasons = rejects.group_by("reason").len().sort("reason")
-    yield dg.MaterializeResult(
-        asset_key=["staging", "profiles"],
-        metadata={
-            "dagster/row_count": profiles.height,
-            "preview": preview(profiles, ["source", "name", "h_index", "citations", "declared_items", "listed_items"]),
-            "profiles_by_source": dict(profiles.group_by("source").len().iter_rows()),
-            "declared_more_than_listed": int((profiles["declared_items"].fill_null(0) > profiles["listed_items"]).sum()),
-        },
-    )
-    yield dg.MaterializeResult(
-        asset_key=["staging", "listings"],
-        metadata={
-            "dagster/row_count": listings.height,
-            "preview": preview(listings, ["source", "position", "title", "year", "category", "byline_truncated"]),
-            "with_arxiv_id": int(listings["arxiv_id"].is_not_null().sum()),
-            "truncated_bylines": int(listings["byline_truncated"].sum() or 0),
-        },
-    )
-    yield dg.MaterializeResult(
-        asset_key=["staging", "rejects"],
-        metadata={
-            "dagster/row_count": rejects.height,
-            "preview": preview(rejects, ["reason", "detail", "url", "position"]),
-            "rejects_by_reason": dict(reasons.iter_rows()),
-        },
-    )
+        # What the partition(s) now hold, parsed or copied: figures by SQL, a few rows for the preview.
+        span = "partition_date BETWEEN ? AND ?"
+        window = [days[0], days[-1]]
+        def figure(sql: str) -> object:
+            return warehouse.scalar(con, sql.format(span=span), window)
+        def head(table: str) -> pl.DataFrame:
+            return warehouse.read_frame(con, f"SELECT * FROM {table} WHERE {span} ORDER BY 1 LIMIT 5", window)
+        profile_meta = {
+            "dagster/row_count": figure("SELECT count(*) FROM staging.profiles WHERE {span}"),
+            "preview": preview(head("staging.profiles"), ["source", "name", "h_index", "citations", "declared_items", "listed_items"]),
+            "profiles_by_source": dict(warehouse.read_frame(con, f"SELECT source, count(*) FROM staging.profiles WHERE {span} GROUP BY 1 ORDER BY 1", window).iter_rows()),
+            "declared_more_than_listed": figure("SELECT count(*) FROM staging.profiles WHERE {span} AND declared_items > listed_items"),
+            "pages_parsed": parsed,
+            "pages_unchanged_reused": reused,
+        }
+        listing_meta = {
+            "dagster/row_count": figure("SELECT count(*) FROM staging.listings WHERE {span}"),
+            "preview": preview(head("staging.listings"), ["source", "position", "title", "year", "category", "byline_truncated"]),
+            "with_arxiv_id": figure("SELECT count(*) FROM staging.listings WHERE {span} AND arxiv_id IS NOT NULL"),
+            "truncated_bylines": figure("SELECT count(*) FROM staging.listings WHERE {span} AND byline_truncated"),
+        }
+        reject_meta = {
+            "dagster/row_count": figure("SELECT count(*) FROM staging.rejects WHERE {span}"),
+            "preview": preview(head("staging.rejects"), ["reason", "detail", "url", "position"]),
+            "rejects_by_reason": dict(warehouse.read_frame(con, f"SELECT reason, count(*) FROM staging.rejects WHERE {span} GROUP BY 1 ORDER BY 1", window).iter_rows()),
+        }
+    yield dg.MaterializeResult(asset_key=["staging", "profiles"], metadata=profile_meta)
+    yield dg.MaterializeResult(asset_key=["staging", "listings"], metadata=listing_meta)
+    yield dg.MaterializeResult(asset_key=["staging", "rejects"], metadata=reject_meta)

@@ -21,14 +21,15 @@ Names alone never merge two mentions. How it works:
 3. **Shared evidence**: clusters whose names are compatible *and* that share co-authors
    (everyone on the same papers), papers or an affiliation are scored: a shared paper 2 points,
    each shared co-author 1 when the full name agrees and 0.5 when only surname + first initial
-   do (at most 4), same affiliation 0.5, same venue 0.25, an identical
-   full name 1, the same full given name written differently (``Jun-Hui``/``Junhui``) 0.5. Two
-   points merge when both clusters carry a full given name that agrees (an identical name plus
-   one shared co-author or a shared paper); a match through initials only (``Y. Zhang`` with
-   ``Yunquan Zhang``) needs three (a shared paper and a co-author, or three co-authors).
-   Affiliation and venue alone never reach the bar: two ``Wei Wang`` at one university stay two. Candidates are found by
-   joining on (name key, co-author key), (name key, paper) and (name key, affiliation), so
-   homonyms without shared evidence are never even compared, and the work stays linear.
+   do (at most 4), same affiliation 0.5, same venue 0.25, the same full name 1 (spacing,
+   hyphens and diacritics aside: ``Jun-Hui``/``Junhui``), the same full name in the other
+   order (``Zhang Yunquan``) 0.5. Two points merge when both clusters carry a full given name
+   that agrees (an identical name plus one shared co-author or a shared paper); a match through
+   initials only (``Y. Zhang`` with ``Yunquan Zhang``) needs three (a shared paper and a
+   co-author, or three co-authors). Affiliation and venue alone never reach the bar: two
+   ``Wei Wang`` at one university stay two. Candidates are found by joining on (name key,
+   co-author key), (name key, paper) and (name key, affiliation), so homonyms without shared
+   evidence are never even compared, and the work stays linear.
 4. **Clustering** applies the edges strongest first through a union-find that refuses a merge
    when two clusters carry different ORCIDs, were co-listed on a byline, or would hold two
    incompatible full names (``Y. Zhang`` may join ``Yunquan Zhang`` or ``Yuchen Zhang``, never
@@ -41,7 +42,6 @@ Names alone never merge two mentions. How it works:
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +50,7 @@ from rapidfuzz.distance import JaroWinkler
 
 from pipelines.resolution.blocking import star_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
-from pipelines.resolution.names import full_form, name_compatibility, parse_name
+from pipelines.resolution.names import name_compatibility, name_forms, parse_name
 from pipelines.textnorm import match_key
 
 MERGE_POINTS = 2.0
@@ -144,40 +144,40 @@ def _prepare(mentions: pl.DataFrame) -> _Mentions:
     coauthor_names: list[set[str]] = []
     coauthor_keys: list[frozenset[str]] = []
     coauthor_full: list[frozenset[str]] = []
-    for own, co in zip(parsed, df["coauthors"].to_list()):
-        own_keys = set(own.keys)
+    own_forms = [name_forms(n) for n in names]
+    for (_, _, own_keys), co in zip(own_forms, df["coauthors"].to_list()):
         folded, keys, full = set(), set(), set()
         for name in co or []:
-            p = parse_name(name)
-            if not p.readings:
+            key, form, _ = name_forms(name)
+            if key is None:
                 continue
-            folded.add(p.folded)
-            if p.primary.key not in own_keys:
-                keys.add(p.primary.key)
-                if full_form(p):
-                    full.add(full_form(p))
+            folded.add(parse_name(name).folded)
+            if key not in own_keys:
+                keys.add(key)
+                if form:
+                    full.add(form)
         coauthor_names.append(folded)
         coauthor_keys.append(frozenset(keys))
         coauthor_full.append(frozenset(full))
     # Co-authors are everyone on the same paper, not only the names a listing showed: a BZPEER
     # owner mention has no byline, yet the other mentions of that paper are its co-authors.
     papers = df["paper_id"].to_list()
-    on_paper: dict[str, tuple[set[str], set[str]]] = {}
-    for p, keys, full, own in zip(papers, coauthor_keys, coauthor_full, parsed):
+    on_paper: dict[str, tuple[set[str], dict[str, str]]] = {}
+    for p, keys, full, (own_key, own_full, _) in zip(papers, coauthor_keys, coauthor_full, own_forms):
         if p is None:
             continue
-        paper_keys, paper_full = on_paper.setdefault(p, (set(), set()))
+        paper_keys, paper_full = on_paper.setdefault(p, (set(), {}))
         paper_keys.update(keys)
-        paper_full.update(full)
-        if own.primary is not None:
-            paper_keys.add(own.primary.key)
-            if full_form(own):
-                paper_full.add(full_form(own))
-    for i, (p, own) in enumerate(zip(papers, parsed)):
+        for form in full:
+            paper_full[form] = name_forms(form)[0]
+        if own_key is not None:
+            paper_keys.add(own_key)
+            if own_full:
+                paper_full[own_full] = own_key
+    for i, (p, (_, _, own_keys)) in enumerate(zip(papers, own_forms)):
         if p is not None and len(on_paper[p][0]) <= MAX_PAPER_AUTHORS:
-            own_keys = set(own.keys)
-            coauthor_keys[i] = frozenset(on_paper[p][0] - own_keys)
-            coauthor_full[i] = frozenset(f for f in on_paper[p][1] if parse_name(f).primary.key not in own_keys)
+            coauthor_keys[i] = frozenset(on_paper[p][0].difference(own_keys))
+            coauthor_full[i] = frozenset(f for f, k in on_paper[p][1].items() if k not in own_keys)
     owners = df["owner"].to_list()
     profiles = [
         f"{src or ''}|{pid}" if is_owner and pid else None
@@ -293,22 +293,29 @@ def _evidence_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
 @dataclass
 class _ClusterView:
     names: dict[int, set[str]]
-    coauthors: dict[int, Counter]
-    coauthors_full: dict[int, Counter]
+    coauthors: dict[int, set[str]]
+    coauthors_full: dict[int, set[str]]
     papers: dict[int, set[str]]
     affiliations: dict[int, set[str]]
     venues: dict[int, set[str]]
     members: dict[int, list[int]]
 
 
-def _cluster_view(m: _Mentions, roots: list[int]) -> _ClusterView:
+def _cluster_view(m: _Mentions, roots: list[int], wanted: set[int]) -> _ClusterView:
+    """Evidence of the clusters in ``wanted`` (those in some candidate pair)."""
     view = _ClusterView({}, {}, {}, {}, {}, {}, {})
     for i, r in enumerate(roots):
-        view.members.setdefault(r, []).append(i)
+        if r not in wanted:
+            continue
+        if r not in view.members:
+            view.members[r] = []
+            view.coauthors[r] = set()
+            view.coauthors_full[r] = set()
+        view.members[r].append(i)
+        view.coauthors[r].update(m.coauthor_keys[i])
+        view.coauthors_full[r].update(m.coauthor_full[i])
         if m.names[i]:
             view.names.setdefault(r, set()).add(m.names[i])
-        view.coauthors.setdefault(r, Counter()).update(m.coauthor_keys[i])
-        view.coauthors_full.setdefault(r, Counter()).update(m.coauthor_full[i])
         if m.papers[i] is not None:
             view.papers.setdefault(r, set()).add(m.papers[i])
         if m.affiliation[i]:
@@ -324,14 +331,14 @@ def _name_level(a: set[str], b: set[str]) -> tuple[int, int]:
     return (min(levels), max(levels)) if levels else (0, 0)
 
 
-def _pair_evidence(view: _ClusterView, a: int, b: int) -> tuple[float, list[str], list[str]]:
+def _pair_evidence(view: _ClusterView, a: int, b: int) -> tuple[float, list[str]]:
     """Points of shared evidence between clusters ``a`` and ``b`` and their descriptions."""
     shared_papers = view.papers.get(a, set()) & view.papers.get(b, set())
     # A co-author seen with the same full name on both sides counts 1; one matched only by
     # surname + initial ("Y. Zhang") counts half — common keys ("wang y") collide across groups.
-    shared_full = sorted(set(view.coauthors_full.get(a, ())) & set(view.coauthors_full.get(b, ())))
-    full_keys = {parse_name(f).primary.key for f in shared_full}
-    shared_keys = sorted((set(view.coauthors.get(a, ())) & set(view.coauthors.get(b, ()))) - full_keys)
+    shared_full = sorted(view.coauthors_full[a] & view.coauthors_full[b])
+    full_keys = {name_forms(f)[0] for f in shared_full}
+    shared_keys = sorted((view.coauthors[a] & view.coauthors[b]) - full_keys)
     coauthor_points = min(4.0, len(shared_full) + 0.5 * len(shared_keys))
     shared_aff = view.affiliations.get(a, set()) & view.affiliations.get(b, set())
     shared_venues = view.venues.get(a, set()) & view.venues.get(b, set())
@@ -351,7 +358,7 @@ def _pair_evidence(view: _ClusterView, a: int, b: int) -> tuple[float, list[str]
         described.append(f"same affiliation {sorted(shared_aff)[0]!r}")
     if shared_venues:
         described.append(f"same venue {sorted(shared_venues)[0]!r}")
-    return points, described, []
+    return points, described
 
 
 def _score(points: float) -> float:
@@ -419,17 +426,17 @@ def _resolve(m: _Mentions) -> _AuthorResolution:
     seen_review: set[tuple[int, int]] = set()
     for _round in range(2):
         roots = uf.roots()
-        view = _cluster_view(m, roots)
         pairs = _evidence_candidates(m, roots)
+        view = _cluster_view(m, roots, set(pairs["a"].to_list()) | set(pairs["b"].to_list()))
         scored = []
         for a, b in pairs.iter_rows():
             worst, best = _name_level(view.names.get(a, set()), view.names.get(b, set()))
             if worst == 0:
                 continue  # incompatible names: handled by the similar-names review below
-            points, ev_for, _ = _pair_evidence(view, a, b)
+            points, ev_for = _pair_evidence(view, a, b)
             if points <= 0:
                 continue
-            bonus = 1.0 if _identical_full(view, a, b) else (0.5 if best == 2 else 0.0)
+            bonus = 1.0 if _same_full_name(view, a, b) else (0.5 if best == 2 else 0.0)
             total = points + bonus
             needed = MERGE_POINTS if best == 2 else MERGE_POINTS_INITIALS
             scored.append((total, needed, a, b, ev_for))
@@ -455,8 +462,9 @@ def _resolve(m: _Mentions) -> _AuthorResolution:
 
     # 4. Similar but incompatible names with shared evidence: review only.
     roots = uf.roots()
-    view = _cluster_view(m, roots)
-    for a, b in _similar_name_candidates(m, roots).iter_rows():
+    similar = _similar_name_candidates(m, roots)
+    view = _cluster_view(m, roots, set(similar["a"].to_list()) | set(similar["b"].to_list()))
+    for a, b in similar.iter_rows():
         if uf.find(a) == uf.find(b):
             continue
         na, nb = view.names.get(a, set()), view.names.get(b, set())
@@ -464,7 +472,7 @@ def _resolve(m: _Mentions) -> _AuthorResolution:
         if best > 0:
             continue
         similarity = max(JaroWinkler.normalized_similarity(parse_name(x).folded, parse_name(y).folded) for x in na for y in nb)
-        points, ev_for, _ = _pair_evidence(view, a, b)
+        points, ev_for = _pair_evidence(view, a, b)
         # Very similar strings (Chen/Cheng) need one point of shared evidence; one family name
         # and one initial with different given names (Yuchen/Yunquan Zhang) need two.
         if not (similarity >= REVIEW_NAME_SIMILARITY and points >= 1) and not (points >= 2 and _same_family_initial(na, nb)):
@@ -488,14 +496,10 @@ def _same_family_initial(a: set[str], b: set[str]) -> bool:
     return any(k in keys_a for y in b for k in parse_name(y).keys)
 
 
-def _identical_full(view: _ClusterView, a: int, b: int) -> bool:
-    fa = {parse_name(x).folded for x in view.names.get(a, set())}
-    fb = {parse_name(x).folded for x in view.names.get(b, set())}
-    return bool(fa & fb) and _has_full(view, a) and _has_full(view, b)
-
-
-def _has_full(view: _ClusterView, r: int) -> bool:
-    return any(parse_name(x).has_full_given for x in view.names.get(r, set()))
+def _same_full_name(view: _ClusterView, a: int, b: int) -> bool:
+    """Both clusters carry one full name (spacing, hyphens, case and diacritics aside)."""
+    forms_a = {name_forms(x)[1] for x in view.names.get(a, ())} - {None}
+    return any(name_forms(y)[1] in forms_a for y in view.names.get(b, ()))
 
 
 def _similar_name_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:

@@ -72,8 +72,8 @@ class ConstrainedUnionFind:
         for a, b in pairs:
             self.add_cannot_link(a, b)
 
-    def conflict(self, ra: int, rb: int) -> str | None:
-        """Why roots ``ra`` and ``rb`` may not merge, or None."""
+    def conflict(self, ra: int, rb: int, *, spans: bool = True) -> str | None:
+        """Why roots ``ra`` and ``rb`` may not merge, or None (``spans=False``: ignore span limits)."""
         if rb in self._cannot.get(ra, ()):
             return "cannot-link"
         la, lb = self._labels.get(ra), self._labels.get(rb)
@@ -86,7 +86,7 @@ class ConstrainedUnionFind:
             ga, gb = self._groups.get(ra), self._groups.get(rb)
             if ga and gb and not ga.isdisjoint(gb):
                 return "same group"
-        for kind, (limit, ranges) in self._spans.items():
+        for kind, (limit, ranges) in self._spans.items() if spans else ():
             a, b = ranges.get(ra), ranges.get(rb)
             if a and b and max(a[1], b[1]) - min(a[0], b[0]) > limit:
                 return f"{kind} span"
@@ -94,12 +94,15 @@ class ConstrainedUnionFind:
             return "incompatible"
         return None
 
-    def union(self, a: int, b: int) -> bool:
-        """Merge the clusters of ``a`` and ``b`` unless a constraint forbids it. True if merged now."""
+    def union(self, a: int, b: int, *, spans: bool = True) -> bool:
+        """Merge the clusters of ``a`` and ``b`` unless a constraint forbids it. True if merged now.
+
+        ``spans=False`` lets strong evidence (a shared identifier) exceed the span limits.
+        """
         ra, rb = self.find(a), self.find(b)
         if ra == rb:
             return False
-        if self.conflict(ra, rb) is not None:
+        if self.conflict(ra, rb, spans=spans) is not None:
             return False
         if self.size[ra] < self.size[rb]:
             ra, rb = rb, ra

@@ -237,14 +237,11 @@ def full_form(parsed: ParsedName) -> str | None:
     return f"{''.join(p.text for p in reading.given)} {reading.family}"
 
 
-def author_keys(raw: str | None) -> tuple[str, ...]:
-    """Surname + first-initial keys for comparing author lists of two bibliographic records."""
-    return parse_name(raw).keys
-
-
-def family_names(raw: str | None) -> tuple[str, ...]:
-    """Family names under every reading (used when a list gives surnames only)."""
-    return tuple(dict.fromkeys(r.family for r in parse_name(raw).readings))
+@lru_cache(maxsize=500_000)
+def name_forms(raw: str | None) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """(primary key, full form, all keys) of a raw name, cached: the hot path of author matching."""
+    parsed = parse_name(raw)
+    return (parsed.primary.key if parsed.primary else None, full_form(parsed), parsed.keys)
 
 
 def split_author_list(text: str | None) -> list[str]:

@@ -10,12 +10,15 @@ How it works
    ``10.48550/arXiv.*`` count as arXiv ids) or the same DOI are one paper. Two *different*
    arXiv ids or DOIs are never one paper, whatever the titles say.
 2. **Blocking** (``blocking.py``). Each record emits keys from its normalised title
-   (``titles.py``): the whole title, its first three and last three content words, and every
-   pair of its four rarest content words (rarest within the input). Oversize blocks are reduced
-   to sorted neighbourhoods (by year, first author), so candidates grow linearly with the input.
-3. **Scoring.** Candidates are screened with a vectorised string similarity
-   (``rapidfuzz.process.cpdist``); survivors get a token-level title diff (equivalent spellings,
-   acronyms, dropped subtitles vs. content-word substitutions), then author and year evidence:
+   (``titles.py``): the whole title and each part of it (main title, subtitle), its first three
+   and last three content words, every pair of its four rarest content words (rarest within the
+   input; words seen once skipped), and the first/last ten letters of the title without spaces
+   (glued words). Oversize blocks are reduced to sorted neighbourhoods (by year, first author),
+   so candidates grow linearly with the input.
+3. **Scoring.** Candidates are screened with vectorised string similarity
+   (``rapidfuzz.process.cpdist``: character similarity, then token-set similarity for a grey
+   zone); survivors get a token-level title diff (equivalent spellings, acronyms, dropped
+   subtitles vs. content-word substitutions), then author and year evidence:
 
    ``score = title + 0.10·author_overlap (or −0.12 when both author lists are known and share
    nobody) + year term (+0.03 same, 0 for ±1, −0.15 for 2, −0.30 beyond)``, with −0.20 more for a
@@ -25,7 +28,8 @@ How it works
 4. **Decision.** A pair with ``score ≥ 0.85`` and no title veto is a match edge. A vetoed pair
    (``dynamic`` vs ``static`` in otherwise identical titles) becomes a *cannot-link*.
 5. **Clustering** (``clustering.py``). Identifier edges first, then title edges strongest first,
-   through a union-find that refuses merges across a cannot-link, across different identifiers
+   through a union-find that refuses merges across a cannot-link, across different identifiers,
+   that would spread a cluster's years over more than ``MAX_YEAR_SPAN`` (title evidence only),
    and — with ``one_to_one_between`` — between two records of the same source (so each record
    links at most one record per other source, best score first).
 6. **Review queue.** Candidate pairs left in different papers whose score lies in
@@ -54,13 +58,12 @@ from pipelines.resolution.titles import STOPWORDS, TitleComparison, compare_titl
 MATCH_THRESHOLD = 0.85
 REVIEW_LOW = 0.65
 REVIEW_VETO_TITLE = 0.8
-# Candidate screen: pairs below this character similarity of their title keys and below the
-# token-set similarity are not diffed, unless one title is a word-prefix or a part of the other.
-# (On DBLP-Scholar no accepted pair falls below either.)
+# Candidate screen: pairs below this character similarity of their title keys are diffed only
+# if their token sets agree (SCREEN_TOKEN_SIMILARITY: a truncated title, a dropped subtitle).
 SCREEN_SIMILARITY = 0.7
+SCREEN_TOKEN_SIMILARITY = 0.8
 # Below this even a title that contains the other is too unlike it (length ratio beyond ~1:5).
 SCREEN_FLOOR = 0.35
-SCREEN_TOKEN_SIMILARITY = 0.8
 # Title score when one title equals the main title or subtitle of the other.
 SUBTITLE_SCORE = 0.9
 YEAR_PENALTY_2 = -0.15
@@ -375,7 +378,7 @@ def _resolve(feats: _Features) -> _Resolution:
         spans={"year": (feats.years, MAX_YEAR_SPAN)},
     )
     for i, j in id_edges.select("i", "j").iter_rows():
-        uf.union(i, j)
+        uf.union(i, j, spans=False)  # a shared identifier holds across any years
     vetoed = scored.filter(pl.col("veto").is_not_null())
     uf.add_cannot_links(vetoed.select("i", "j").iter_rows())
     title_edges = (

@@ -29,6 +29,7 @@ is the highest similarity, ties broken by the lowest row (the earlier-sorted pap
 from __future__ import annotations
 
 import os
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -41,6 +42,8 @@ _MISSING = np.float32(-1.0)
 _HOT_MIN_SHARE = 0.08
 _MAX_HOT = 4096
 _MIN_ROWS_FOR_DENSE = 512
+# Rows of prepared segments allowed to wait for the thread pool (bounds memory).
+_PENDING_ROWS = 50_000
 
 
 @dataclass(frozen=True)
@@ -227,8 +230,27 @@ def earlier_neighbours(
     nearest_row = np.full(n, -1, dtype=np.int64)
     nearest_similarity = np.full(n, np.nan, dtype=np.float64)
     threads = n_threads or min(2, os.cpu_count() or 1)
-    matrix = matrix.tocsr().astype(np.float32)
+    matrix = matrix.tocsr().astype(np.float32, copy=False)
 
+    def collect(seg_start: int, counts: np.ndarray, futures: list) -> None:
+        for q_start, q_stop, future in futures:
+            top, best, best_row = future.result()
+            rows = slice(seg_start + q_start, seg_start + q_stop)
+            valid = top >= 0
+            n_valid = valid.sum(axis=1)
+            if not np.array_equal(n_valid, np.minimum(counts[q_start:q_stop], k)):
+                raise AssertionError("earlier-neighbour mask disagrees with the earlier count")
+            sums = np.where(valid, top.astype(np.float64), 0.0).sum(axis=1)
+            mean_top_k[rows] = np.where(n_valid > 0, sums / np.maximum(n_valid, 1), np.nan)
+            has = best >= 0
+            nearest_row[rows] = np.where(has, seg_start + best_row, -1)
+            nearest_similarity[rows] = np.where(has, best.astype(np.float64), np.nan)
+
+    # Segments are prepared in this thread while the pool works on earlier ones; at most
+    # _PENDING_ROWS rows of prepared segments wait, so memory stays bounded and many small
+    # categories still keep every thread busy.
+    pending: deque[tuple[int, int, np.ndarray, list]] = deque()
+    pending_rows = 0
     with ThreadPoolExecutor(max_workers=threads) as pool:
         for seg_start, seg_stop in segments:
             size = seg_stop - seg_start
@@ -245,30 +267,20 @@ def earlier_neighbours(
             segment = _prepare_segment(
                 _drop_unshared_columns(matrix[seg_start:seg_stop]), chunk_size, qy, qd, cy, cd
             )
-            futures = []
-            for q_start in range(0, size, chunk_size):
-                q_stop = min(q_start + chunk_size, size)
-                if not (counts[q_start:q_stop] > 0).any():
-                    continue
-                futures.append(
-                    (
-                        q_start,
-                        q_stop,
-                        pool.submit(_query_chunk, segment, q_start, q_stop, k, chunk_size),
-                    )
-                )
-            for q_start, q_stop, future in futures:
-                top, best, best_row = future.result()
-                rows = slice(seg_start + q_start, seg_start + q_stop)
-                valid = top >= 0
-                n_valid = valid.sum(axis=1)
-                expected = np.minimum(counts[q_start:q_stop], k)
-                if not np.array_equal(n_valid, expected):  # internal consistency of mask vs count
-                    raise AssertionError("earlier-neighbour mask disagrees with the earlier count")
-                sums = np.where(valid, top.astype(np.float64), 0.0).sum(axis=1)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    mean_top_k[rows] = np.where(n_valid > 0, sums / np.maximum(n_valid, 1), np.nan)
-                has = best >= 0
-                nearest_row[rows] = np.where(has, seg_start + best_row, -1)
-                nearest_similarity[rows] = np.where(has, best.astype(np.float64), np.nan)
+            futures = [
+                (q_start, min(q_start + chunk_size, size),
+                 pool.submit(_query_chunk, segment, q_start, min(q_start + chunk_size, size), k, chunk_size))
+                for q_start in range(0, size, chunk_size)
+                if (counts[q_start:q_start + chunk_size] > 0).any()
+            ]
+            del segment  # the futures hold it until they finish
+            pending.append((seg_start, size, counts, futures))
+            pending_rows += size
+            while pending and pending_rows > max(_PENDING_ROWS, 2 * threads * chunk_size):
+                done_start, done_size, done_counts, done_futures = pending.popleft()
+                collect(done_start, done_counts, done_futures)
+                pending_rows -= done_size
+        while pending:
+            done_start, _, done_counts, done_futures = pending.popleft()
+            collect(done_start, done_counts, done_futures)
     return NeighbourResult(mean_top_k, n_earlier, nearest_row, nearest_similarity)

@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
-from pipelines.scoring.neighbours import _drop_unshared_columns, earlier_neighbours
+from pipelines.scoring.neighbours import earlier_neighbours
 from pipelines.scoring.terms import TokenStream, tokenize
 
 METHOD_VERSION = "tfidf-knn-v1"
@@ -164,7 +164,7 @@ def _dense_ids(codes: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _incidence(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int], binary: bool) -> sp.csr_matrix:
     """Counts (or presence) of (row, col) pairs as a CSR matrix with sorted indices."""
-    data = np.ones(len(rows), dtype=np.float64)
+    data = np.ones(len(rows), dtype=np.float32)  # counts stay exact in float32
     matrix = sp.csr_matrix((data, (rows, cols)), shape=shape)
     matrix.sum_duplicates()  # also sorts indices
     if binary:
@@ -173,33 +173,38 @@ def _incidence(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int], binar
 
 
 def _tfidf(tokens: TokenStream, n_docs: int) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """L2-normalised TF-IDF matrix over unigrams + adjacent bigrams, and the unigram block of it
-    (same weights, first ``n_terms`` columns) for ranking example terms.
+    """L2-normalised TF-IDF matrix (float32) over unigrams + adjacent bigrams, and its unigram
+    block (the first ``n_terms`` columns, same weights) for ranking example terms.
 
-    tf weight 1 + ln(tf); idf ln((1 + N) / (1 + df)) + 1 (smooth, never zero)."""
+    tf weight 1 + ln(tf); idf ln((1 + N) / (1 + df)) + 1 (smooth, never zero); bigram columns
+    follow the unigram ones, numbered by (first term id, second term id)."""
     v = tokens.n_terms
-    doc = np.concatenate([tokens.title_doc, tokens.abstract_doc])
-    term = np.concatenate([tokens.title_term, tokens.abstract_term])
-    real = term >= 0
-    unigram_counts = _incidence(doc[real], term[real], (n_docs, v), binary=False)
-
     t_doc, t_first, t_second = _adjacent(tokens.title_doc, tokens.title_term)
     a_doc, a_first, a_second = _adjacent(tokens.abstract_doc, tokens.abstract_term)
-    bigram_doc = np.concatenate([t_doc, a_doc])
-    bigram_code = np.concatenate([t_first, a_first]) * v + np.concatenate([t_second, a_second])
-    bigram_id, n_bigrams = _dense_ids(bigram_code)
-    bigram_counts = _incidence(bigram_doc, bigram_id, (n_docs, n_bigrams), binary=False)
-
-    counts = sp.hstack([unigram_counts, bigram_counts], format="csr")
-    counts.sort_indices()
+    bigram_id, n_bigrams = _dense_ids(np.concatenate([t_first, a_first]) * v + np.concatenate([t_second, a_second]))
+    title_real = tokens.title_term >= 0
+    abstract_real = tokens.abstract_term >= 0
+    counts = _incidence(
+        np.concatenate([tokens.title_doc[title_real], tokens.abstract_doc[abstract_real], t_doc, a_doc]),
+        np.concatenate([tokens.title_term[title_real], tokens.abstract_term[abstract_real], v + bigram_id]),
+        (n_docs, v + n_bigrams),
+        binary=False,
+    )
+    del bigram_id, t_doc, a_doc
     df = np.bincount(counts.indices, minlength=counts.shape[1])
     idf = np.log((1.0 + n_docs) / (1.0 + df)) + 1.0
-    weights = counts.copy()
-    weights.data = (1.0 + np.log(counts.data)) * idf[counts.indices]
-    row_of_entry = np.repeat(np.arange(n_docs), np.diff(weights.indptr))
-    norms = np.sqrt(np.bincount(row_of_entry, weights=weights.data**2, minlength=n_docs))
-    weights.data /= np.where(norms > 0, norms, 1.0)[row_of_entry]
-    unigram_weights = weights[:, :v].tocsr()
+    data = (1.0 + np.log(counts.data.astype(np.float64))) * idf[counts.indices]
+    row_of_entry = np.repeat(np.arange(n_docs), np.diff(counts.indptr))
+    norms = np.sqrt(np.bincount(row_of_entry, weights=data * data, minlength=n_docs))
+    data /= np.where(norms > 0, norms, 1.0)[row_of_entry]
+    weights = sp.csr_matrix((data.astype(np.float32), counts.indices, counts.indptr), shape=counts.shape)
+    del counts, data
+    is_unigram = weights.indices < v
+    unigram_indptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_of_entry[is_unigram], minlength=n_docs), out=unigram_indptr[1:])
+    unigram_weights = sp.csr_matrix(
+        (weights.data[is_unigram], weights.indices[is_unigram], unigram_indptr), shape=(n_docs, v)
+    )
     return weights, unigram_weights
 
 
@@ -291,7 +296,7 @@ def score_paper_novelty(
     keys = _time_keys(frame)
 
     result = earlier_neighbours(
-        _drop_unshared_columns(weights),
+        weights,
         _segments(frame.get_column("category")),
         keys.query_year,
         keys.cand_year,
@@ -304,7 +309,6 @@ def score_paper_novelty(
     del weights
 
     # New terms: flags on the unigram entries, examples ranked by the term's weight in the paper.
-    unigram_weights.sort_indices()
     term_new = _first_use_flags(unigram_weights, keys)
     new_terms_share = _share_per_row(unigram_weights, term_new)
     entry_row = np.repeat(np.arange(n), np.diff(unigram_weights.indptr))

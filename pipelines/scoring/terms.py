@@ -71,29 +71,40 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 
 
-def clean_keys(texts: pl.Series) -> pl.Series:
-    """Normalised keys (``match_key`` semantics) of raw titles or abstracts, URLs removed,
-    sentence ends replaced by ``BREAK_TOKEN``. Nulls become empty strings."""
-    raw = (
+def _prepared(texts: pl.Series) -> pl.Series:
+    """Raw text with URLs removed and sentence ends replaced by ``BREAK_TOKEN``; nulls -> ''."""
+    return (
         texts.cast(pl.String)
         .fill_null("")
         .str.replace_all(URL_PATTERN, " ")
         .str.replace_all(_SENTENCE_END_PATTERN, f" {BREAK_TOKEN} ")
     )
-    frame = pl.DataFrame({"raw": raw})
-    needs_slow = frame.select(pl.col("raw").str.contains(_NEEDS_MATCH_KEY_PATTERN)).to_series()
-    fast = fast_match_key(frame.get_column("raw"))
+
+
+def _lowered_or_keyed(texts: pl.Series) -> pl.Series:
+    """Per string: ``match_key`` of it when it has non-ASCII or LaTeX characters, else just its
+    lower-case form. Splitting either on non-alphanumerics gives the words of ``match_key``
+    (on plain ASCII, NFKC / LaTeX stripping / diacritic folding are no-ops and the spacing
+    repairs only touch punctuation, which separates words anyway)."""
+    prepared = _prepared(texts)
+    lowered = prepared.str.to_lowercase()
+    needs_slow = prepared.str.contains(_NEEDS_MATCH_KEY_PATTERN)
     if not needs_slow.any():
-        return fast
+        return lowered
     slow_positions = np.flatnonzero(needs_slow.to_numpy())
-    slow_values = [match_key(text) for text in raw.gather(slow_positions).to_list()]
-    return fast.scatter(slow_positions, slow_values)
+    slow_values = [match_key(text) for text in prepared.gather(slow_positions).to_list()]
+    return lowered.scatter(slow_positions, slow_values)
+
+
+def clean_keys(texts: pl.Series) -> pl.Series:
+    """Normalised keys (``match_key`` semantics) of raw titles or abstracts, URLs removed,
+    sentence ends replaced by ``BREAK_TOKEN``. Nulls become empty strings."""
+    return fast_match_key(_lowered_or_keyed(texts))
 
 
 def fast_match_key(texts: pl.Series) -> pl.Series:
     """``match_key`` for plain-ASCII text without LaTeX: lower-case, non-alphanumerics to single
-    spaces, trimmed. (On such strings NFKC, LaTeX stripping and diacritic folding are no-ops,
-    and the spacing repairs only touch punctuation that becomes a space anyway.)"""
+    spaces, trimmed."""
     return texts.str.to_lowercase().str.replace_all(r"[^0-9a-z]+", " ").str.strip_chars()
 
 
@@ -144,13 +155,13 @@ class TokenStream:
         return len(self.vocabulary)
 
 
-def _tokens(doc_ids: np.ndarray, keys: pl.Series) -> pl.DataFrame:
-    """(doc, token) rows after removing stopwords, numbers, one-letter and overlong tokens;
-    sentence breaks are kept (collapsed breaks are harmless: they only stop pairs)."""
+def _tokens(doc_ids: np.ndarray, texts: pl.Series) -> pl.DataFrame:
+    """(doc, token) rows of raw texts after removing stopwords, numbers, one-letter and overlong
+    tokens; sentence breaks are kept (they only stop pairs)."""
     token = pl.col("token")
-    n = token.str.len_chars()
+    n = token.str.len_bytes()  # words are ASCII here
     return (
-        pl.DataFrame({"doc": doc_ids, "token": keys.str.split(" ")})
+        pl.DataFrame({"doc": doc_ids, "token": _lowered_or_keyed(texts).str.extract_all("[0-9a-z]+")})
         .explode("token")
         .filter(
             (token == BREAK_TOKEN)
@@ -178,8 +189,8 @@ def tokenize(
         stop = min(n, start + batch_size)
         doc_ids = np.arange(start, stop, dtype=np.int64)
         batch_tokens = {
-            "title": _tokens(doc_ids, clean_keys(titles.slice(start, stop - start))),
-            "abstract": _tokens(doc_ids, clean_keys(abstracts.slice(start, stop - start))),
+            "title": _tokens(doc_ids, titles.slice(start, stop - start)),
+            "abstract": _tokens(doc_ids, abstracts.slice(start, stop - start)),
         }
         words = (
             pl.concat([batch_tokens["title"], batch_tokens["abstract"]])

@@ -45,7 +45,7 @@ import urllib3
 from pipelines.sources.robots import RobotsCache
 
 AGENT_TOKEN = "scholarhouse"
-DEFAULT_PROJECT_URL = "https://github.com/scholarhouse/scholarhouse"
+DEFAULT_PROJECT_URL = ""  # set project_url in config/profiles.toml; omitted from the User-Agent while empty
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
@@ -91,7 +91,8 @@ def validate_contact(contact: str | None) -> str:
 
 
 def build_user_agent(contact: str, project_url: str = DEFAULT_PROJECT_URL, version: str | None = None) -> str:
-    return f"{AGENT_TOKEN}/{version or package_version()} (+{project_url}; mailto:{validate_contact(contact)})"
+    where = f"+{project_url}; " if project_url else ""
+    return f"{AGENT_TOKEN}/{version or package_version()} ({where}mailto:{validate_contact(contact)})"
 
 
 # --------------------------------------------------------------------------------------- clocks

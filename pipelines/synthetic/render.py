@@ -31,7 +31,7 @@ from .names import surname_typo
 from .titles import listing_title, slugify
 from .world import (
     BAD_KINDS, CATEGORY_CODES, COMPILED_BANKS, COMPILED_CODE, COMPILED_PROPOSE, PLAN_COLS, PLAN_ROLES, SITE_BZPEER,
-    FastRandom, World, day_to_date, seed_for,
+    ABSTRACT_MIN, FastRandom, World, day_to_date, seed_for,
 )
 
 BZPEER_BIO = "{name} contributes to research discovery and scholarly infrastructure."
@@ -305,7 +305,8 @@ def _listing(world: World, page: int, paper: int) -> _Listing:
             del cache[next(iter(cache))]
         cache[paper] = sentences
     abstract_variant = None
-    if len(sentences) >= 5 and lrng.random() < ABSTRACT_REVISED_RATE:
+    if (len(sentences) >= 5 and lrng.random() < ABSTRACT_REVISED_RATE
+            and sum(map(len, sentences[:-1])) + len(sentences) - 2 >= ABSTRACT_MIN):
         sentences = sentences[:-1]
         abstract_variant = "revised"
     return _Listing(paper, title, variant, " ".join(sentences), abstract_variant, lrng)

@@ -12,7 +12,7 @@ import random
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import duckdb
 import polars as pl
@@ -105,11 +105,13 @@ def replace_slice(
     *,
     where: str | None = None,
     params: Sequence[object] = (),
+    after: Callable[[], None] | None = None,
 ) -> None:
     """Replace rows of several tables in ONE transaction.
 
     ``where`` selects the slice to delete first (e.g. ``partition_date = ?``); without it the whole
-    table is replaced. All tables change together or not at all.
+    table is replaced. ``after`` runs inside the same transaction (extra SQL writes). All tables
+    change together or not at all.
     """
     con.execute("BEGIN TRANSACTION")
     try:
@@ -119,6 +121,8 @@ def replace_slice(
             else:
                 con.execute(f"DELETE FROM {table} WHERE {where}", list(params))
             _insert_frame(con, table, frame)
+        if after is not None:
+            after()
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
