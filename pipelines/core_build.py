@@ -136,7 +136,7 @@ def build_core(
             latest.select("listing_key", all_names="byline_authors"), on="listing_key"
         )
         .select(
-            key=pl.concat_str(pl.lit("byline:"), "listing_key", pl.lit(":"), pl.col("name").map_elements(match_key, return_dtype=pl.String)),
+            key=pl.concat_str(pl.lit("byline:"), "listing_key", pl.lit(":"), _mapped("name", match_key)),
             name="name", paper_id="paper_id", source="source", source_profile_id=pl.lit(None, pl.String),
             is_profile_owner=pl.lit(False), author_position=pl.col("author_position").cast(pl.Int32),
             coauthors=pl.col("all_names").list.set_difference(pl.concat_list("name")),
@@ -152,7 +152,7 @@ def build_core(
     mentions = mentions.with_columns(
         group=pl.when(pl.col("is_profile_owner"))
         .then(pl.concat_str(pl.lit("o|"), "paper_id", pl.lit("|"), "source", pl.lit("|"), "source_profile_id"))
-        .otherwise(pl.concat_str(pl.lit("n|"), "paper_id", pl.lit("|"), pl.col("name").map_elements(match_key, return_dtype=pl.String)))
+        .otherwise(pl.concat_str(pl.lit("n|"), "paper_id", pl.lit("|"), _mapped("name", match_key)))
     )
     papers_info = latest.group_by("paper_id").agg(pl.col("title").first(), pl.col("year").first(), pl.col("venue").first())
     collapsed = (
@@ -206,41 +206,41 @@ def build_core(
 
     papers = (
         listed.group_by("paper_id").agg(
-            _mode("title").alias("title"),
             pl.col("abstract").drop_nulls().sort_by(pl.col("abstract").drop_nulls().str.len_chars(), descending=True).first().alias("abstract"),
-            _mode("year").alias("year"),
             pl.col("pub_date").drop_nulls().min().alias("pub_date"),
-            _mode("category").alias("category"),
             pl.col("arxiv_id").drop_nulls().min().alias("arxiv_id"),
-            _mode("venue").alias("venue"),
             pl.col("listing_key").n_unique().cast(pl.Int32).alias("listings_count"),
             pl.concat_str("source", pl.lit(":"), "source_profile_id").n_unique().cast(pl.Int32).alias("profiles_count"),
             pl.col("source").unique().sort().alias("sources"),
             pl.col("partition_date").min().alias("first_seen"),
             pl.col("partition_date").max().alias("last_seen"),
         )
-        .with_columns(title_normalized=pl.col("title").map_elements(normalize_text, return_dtype=pl.String),
-                      doi=pl.lit(None, pl.String))
+        .join(_most_common(listed, "paper_id", "title"), on="paper_id", how="left")
+        .join(_most_common(listed, "paper_id", "year"), on="paper_id", how="left")
+        .join(_most_common(listed, "paper_id", "category"), on="paper_id", how="left")
+        .join(_most_common(listed, "paper_id", "venue"), on="paper_id", how="left")
+        .with_columns(title_normalized=_mapped("title", normalize_text), doi=pl.lit(None, pl.String))
         .join(paper_authors, on="paper_id", how="left")
         .join(byline_complete, on="paper_id", how="left")
         .with_columns(pl.col("authors_known").fill_null(0).cast(pl.Int32), pl.col("byline_complete").fill_null(False))
         .sort("paper_id")
     )
 
-    name_first_seen = author_ids.registry.rename({"key": "key_r"})
+    first_seen = author_ids.registry.select("key", "first_seen")
     authors = (
-        a_members.join(name_first_seen.select(pl.col("key_r").alias("key"), "first_seen"), on="key", how="left")
+        a_members.join(first_seen, on="key", how="left")
         .group_by("author_id").agg(
-            _display_name().alias("display_name"),
-            pl.col("source_profile_id").drop_nulls().n_unique().cast(pl.Int32).alias("profiles_count"),
+            # a profile is (site, profile id): the same slug on two sites is two profiles
+            pl.concat_str("source", pl.lit(":"), "source_profile_id").drop_nulls().n_unique().cast(pl.Int32).alias("profiles_count"),
             pl.col("paper_id").n_unique().cast(pl.Int32).alias("papers_count"),
             pl.col("name").n_unique().cast(pl.Int32).alias("names_count"),
             pl.col("first_seen").min().fill_null(today).alias("first_seen"),
-            # identity evidence from enrichment: the most common value (ties: the smallest)
-            pl.col("orcid").drop_nulls().mode().sort().first().alias("orcid"),
-            pl.col("openalex_id").drop_nulls().mode().sort().first().alias("openalex_id"),
         )
-        .with_columns(name_key=pl.col("display_name").map_elements(match_key, return_dtype=pl.String))
+        .join(_display_names(a_members), on="author_id", how="left")
+        # identity evidence from enrichment: the most common value (ties: the smallest)
+        .join(_most_common(a_members, "author_id", "orcid"), on="author_id", how="left")
+        .join(_most_common(a_members, "author_id", "openalex_id"), on="author_id", how="left")
+        .with_columns(name_key=_mapped("display_name", match_key))
         .sort("author_id")
     )
     author_names = (
@@ -252,7 +252,9 @@ def build_core(
     author_profiles = (
         a_members.filter(pl.col("is_profile_owner"))
         .group_by("source", "source_profile_id").agg(
-            pl.col("author_id").mode().min().alias("author_id"), pl.col("name").first().alias("profile_name"))
+            pl.col("name").first().alias("profile_name"))
+        .join(_most_common(a_members.filter(pl.col("is_profile_owner")), ["source", "source_profile_id"], "author_id"),
+              on=["source", "source_profile_id"], how="left")
         .join(owners.select("source", "source_profile_id", "last_captured"), on=["source", "source_profile_id"], how="left")
         .with_columns(
             method=pl.when(pl.concat_str("source", pl.lit(":"), "source_profile_id").is_in(list(assigned)))
@@ -298,15 +300,42 @@ def build_core(
 
 # ---- helpers ------------------------------------------------------------------------------------
 
-def _mode(column: str) -> pl.Expr:
-    """Most common non-null value; ties broken by the smallest value (deterministic)."""
-    return pl.col(column).drop_nulls().mode().sort().first()
+def _per_unique(fn):
+    """Apply a Python string function once per distinct value (names and titles repeat a lot),
+    instead of once per row."""
+    def apply(series: pl.Series) -> pl.Series:
+        distinct = series.drop_nulls().unique()
+        mapped = pl.Series([fn(v) for v in distinct.to_list()], dtype=pl.String)
+        return series.replace_strict(distinct, mapped, default=None, return_dtype=pl.String)
+    return apply
 
 
-def _display_name() -> pl.Expr:
-    """Prefer the name a profile owner uses; else the most common byline form, longest first."""
-    owner_names = pl.col("name").filter(pl.col("is_profile_owner"))
-    return pl.coalesce(owner_names.mode().sort().first(), pl.col("name").mode().sort_by(pl.col("name").mode().str.len_chars(), descending=True).first())
+def _mapped(column: str, fn) -> pl.Expr:
+    return pl.col(column).map_batches(_per_unique(fn), return_dtype=pl.String)
+
+
+def _most_common(frame: pl.DataFrame, by: str | list[str], column: str) -> pl.DataFrame:
+    """Per ``by``: the most common non-null ``column`` value, ties broken by the smallest value."""
+    keys = [by] if isinstance(by, str) else list(by)
+    return (
+        frame.filter(pl.col(column).is_not_null())
+        .group_by(*keys, column).len()
+        .sort([*keys, "len", column], descending=[*([False] * len(keys)), True, False])
+        .unique(keys, keep="first", maintain_order=True)
+        .select(*keys, column)
+    )
+
+
+def _display_names(mentions: pl.DataFrame) -> pl.DataFrame:
+    """Per author: the name a profile owner uses if any; else the most common form, longest first."""
+    return (
+        mentions.group_by("author_id", "name")
+        .agg(pl.col("is_profile_owner").any().alias("owner"), pl.len().alias("n"))
+        .with_columns(length=pl.col("name").str.len_chars())
+        .sort(["author_id", "owner", "n", "length", "name"], descending=[False, True, True, True, False])
+        .unique("author_id", keep="first", maintain_order=True)
+        .select("author_id", display_name="name")
+    )
 
 
 def _registry(frame: pl.DataFrame, key: str, ident: str) -> pl.DataFrame:
@@ -332,7 +361,7 @@ def _extra_mentions(extra: pl.DataFrame | None, key_to_paper: pl.DataFrame, late
         return None
     names = rows.group_by("arxiv_id").agg(pl.col("name").alias("all_names"))
     return rows.join(names, on="arxiv_id").select(
-        key=pl.concat_str(pl.col("evidence"), pl.lit(":"), "arxiv_id", pl.lit(":"), pl.col("name").map_elements(match_key, return_dtype=pl.String)),
+        key=pl.concat_str(pl.col("evidence"), pl.lit(":"), "arxiv_id", pl.lit(":"), _mapped("name", match_key)),
         name="name", paper_id="paper_id", source=pl.col("evidence"), source_profile_id=pl.lit(None, pl.String),
         is_profile_owner=pl.lit(False), author_position=pl.col("author_position").cast(pl.Int32),
         coauthors=pl.col("all_names").list.set_difference(pl.concat_list("name")), evidence="evidence",

@@ -13,8 +13,8 @@ How it works
    (``titles.py``): the whole title and each part of it (main title, subtitle), its first three
    and last three content words, every pair of its four rarest content words (rarest within the
    input; words seen once skipped), and the first/last ten letters of the title without spaces
-   (glued words). Oversize blocks are reduced to sorted neighbourhoods (by year, first author),
-   so candidates grow linearly with the input.
+   (glued words). Oversize blocks are reduced to sorted neighbourhoods (rows ordered by their
+   whole title), so candidates grow linearly with the input.
 3. **Scoring.** Candidates are screened with vectorised string similarity
    (``rapidfuzz.process.cpdist``: character similarity, then token-set similarity for a grey
    zone); survivors get a token-level title diff (equivalent spellings, acronyms, dropped
@@ -71,6 +71,9 @@ YEAR_PENALTY_FAR = -0.30
 # Title evidence never makes a paper whose records' years spread over more than this; an
 # identifier (arXiv id, DOI) may (a 2019 preprint and its 2022 journal version).
 MAX_YEAR_SPAN = 2
+# Blocks larger than this are not expanded in full; their rows meet their BLOCK_WINDOW neighbours.
+BLOCK_MAX = 50
+BLOCK_WINDOW = 6
 METHOD_PRIORITY = {"arxiv_id": 4, "doi": 3, "title_exact": 2, "title_fuzzy": 1, "singleton": 0}
 
 ASSIGNMENT_SCHEMA = {"record_id": pl.String, "paper_id": pl.String, "method": pl.String, "score": pl.Float64}
@@ -191,7 +194,7 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None) -> tuple[pl.
 
 
 def _blocking_keys(feats: _Features) -> pl.DataFrame:
-    """Long table ``(idx, key, year, first_author)`` of title blocking keys."""
+    """Long table ``(idx, key, title_key)`` of title blocking keys."""
     n = len(feats.tokens)
     idx = np.arange(n, dtype=np.int64)
     content = [[w for w in t if w not in STOPWORDS] or list(t) for t in feats.tokens]
@@ -200,10 +203,9 @@ def _blocking_keys(feats: _Features) -> pl.DataFrame:
             "idx": idx,
             "content": content,
             "glued": ["".join(t) for t in feats.tokens],
-            "year": feats.years,
-            "first_author": [min(s[0]) if s else None for s in feats.author_sets],
+            "title_key": feats.keys,
         },
-        schema={"idx": pl.Int64, "content": pl.List(pl.String), "glued": pl.String, "year": pl.Int64, "first_author": pl.String},
+        schema={"idx": pl.Int64, "content": pl.List(pl.String), "glued": pl.String, "title_key": pl.String},
     )
     # Whole title, and each part of a two-part title (a record may keep only the main title).
     exact = pl.DataFrame(
@@ -235,13 +237,15 @@ def _blocking_keys(feats: _Features) -> pl.DataFrame:
     keys = pl.concat(
         [exact, *(ends.select("idx", pl.col(c).alias("key")) for c in ("prefix", "suffix", "chars_head", "chars_tail")), rare_pairs]
     )
-    return keys.join(base.select("idx", "year", "first_author"), on="idx", how="left")
+    return keys.join(base.select("idx", "title_key"), on="idx", how="left")
 
 
 def _candidate_pairs(feats: _Features) -> pl.DataFrame:
     if not feats.tokens:
         return empty_pairs()
-    pairs = pairs_from_keys(_blocking_keys(feats), max_block=50, window=10, order_by=["year", "first_author"])
+    # Inside an oversize block, rows sorted by their whole title key put near-identical titles
+    # next to each other (classic sorted neighbourhood).
+    pairs = pairs_from_keys(_blocking_keys(feats), max_block=BLOCK_MAX, window=BLOCK_WINDOW, order_by=["title_key"])
     if feats.groups is not None and pairs.height:
         # One-to-one linkage: two records of one source are never compared.
         groups = pl.Series(feats.groups, dtype=pl.String)

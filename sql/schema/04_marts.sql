@@ -62,7 +62,8 @@ CREATE TABLE IF NOT EXISTS marts.paper_scores (
     method_version         VARCHAR NOT NULL
 );
 
--- Grain: author_id × source (source NULL for authors known only from bylines).
+-- Grain: author_id × source profile (one row per profile the author has; a single row with source NULL
+-- for authors known only from bylines).
 CREATE TABLE IF NOT EXISTS marts.author_scores (
     author_id             VARCHAR NOT NULL,
     source                VARCHAR,
