@@ -17,6 +17,7 @@ from datetime import date
 import polars as pl
 
 from pipelines.identity.overrides import Overrides, apply_overrides
+from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
 from pipelines.resolution import resolve_authors, resolve_papers
 from pipelines.textnorm import match_key, normalize_text
@@ -37,6 +38,7 @@ class CoreTables:
     paper_registry: pl.DataFrame
     author_registry: pl.DataFrame
     stats: dict = field(default_factory=dict)
+    mention_authors: pl.DataFrame | None = None   # evidence key → author_id (for evaluation; not stored)
 
     def writes(self) -> list[tuple[str, pl.DataFrame]]:
         return [
@@ -59,6 +61,7 @@ def build_core(
     overrides: Overrides,
     today: date,
     extra_authorships: pl.DataFrame | None = None,
+    timer: StageTimer | None = None,
 ) -> CoreTables:
     """listings/profiles: staging rows of every partition in the window (several nights allowed).
 
@@ -89,7 +92,9 @@ def build_core(
         source="source",
         arxiv_id="arxiv_id",
     )
-    paper_match, paper_review = resolve_papers(records)
+    timer = timer or StageTimer()
+    with timer.stage("resolve_papers", rows=records.height):
+        paper_match, paper_review = resolve_papers(records)
     paper_ids = assign_stable_ids(
         paper_match.select(key="record_id", cluster="paper_id"),
         _registry(paper_registry, "listing_key", "paper_id"), prefix="P", today=today,
@@ -166,7 +171,8 @@ def build_core(
         .with_columns(affiliation=pl.lit(None, pl.String), coauthors=pl.col("coauthors").list.drop_nulls())
         .sort("mention_id")
     )
-    author_match, author_review = resolve_authors(collapsed.drop("group"))
+    with timer.stage("resolve_authors", rows=collapsed.height):
+        author_match, author_review = resolve_authors(collapsed.drop("group"))
     group_to_cluster = collapsed.select("group", "mention_id").join(
         author_match.select("mention_id", cluster="author_id", a_method="method", a_score="score"), on="mention_id")
     mentions = mentions.join(group_to_cluster.drop("mention_id"), on="group")
@@ -290,11 +296,13 @@ def build_core(
         "overrides_applied": paper_over.applied + author_over.applied,
         "overrides_unmatched": paper_over.unmatched + author_over.unmatched,
         "paper_methods": dict(paper_listings.group_by("method").len().sort("method").iter_rows()),
+        "timings": timer.summary(),
     }
     return CoreTables(
         papers=papers, paper_listings=paper_listings, authors=authors, author_names=author_names,
         author_profiles=author_profiles, authorships=authorships, match_review=review, id_redirects=id_redirects,
         paper_registry=paper_ids.registry, author_registry=author_ids.registry, stats=stats,
+        mention_authors=a_members.select("key", "author_id"),
     )
 
 

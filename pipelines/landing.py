@@ -13,8 +13,12 @@ import polars as pl
 
 from pipelines import parsing
 from pipelines.parsing.capture import profile_id_from_url
+from pipelines import warehouse
+from pipelines.profiling import StageTimer
 from pipelines.sources.base import Capture
 from pipelines.textnorm import match_key
+
+BATCH_PAGES = 2000  # pages held in memory at once while landing and parsing
 
 RAW_SCHEMA = {
     "capture_id": pl.String, "source": pl.String, "url": pl.String, "source_profile_id": pl.String,
@@ -199,6 +203,97 @@ def copy_reused_rows(con, day: date) -> None:
         FROM staging.rejects s JOIN reusable_captures u
           ON s.capture_id = u.capture_id AND s.url = u.url AND s.partition_date = u.parsed_on
     """, params)
+
+
+# ---- partition-level steps (what the assets and `make bench` run) -----------------------------------
+
+def _batches(items: Iterable, size: int):
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _first_per_url(captures: Iterable[Capture]):
+    """The same page twice in one partition: keep the first."""
+    seen: set[str] = set()
+    for capture in captures:
+        if capture.url not in seen:
+            seen.add(capture.url)
+            yield capture
+
+
+def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageTimer | None = None,
+                   batch_pages: int = BATCH_PAGES) -> dict:
+    """Replace the partition's raw.page_captures rows with ``captures``, in one transaction,
+    holding at most ``batch_pages`` bodies in memory."""
+    timer = timer or StageTimer()
+    stats = {"pages": 0, "bytes": 0, "by_source": {}, "fetch_rejects": 0, "not_modified": 0}
+    loaded_at = datetime.now(timezone.utc)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM raw.page_captures WHERE partition_date = ?", [day])
+        for batch in _batches(_first_per_url(captures), batch_pages):
+            with timer.stage("read_and_decode", rows=len(batch)):
+                frame = raw_rows(batch, day, loaded_at)
+            with timer.stage("land", rows=frame.height):
+                warehouse.insert_frame(con, "raw.page_captures", frame)
+            stats["pages"] += frame.height
+            stats["bytes"] += int(frame["byte_size"].sum() or 0)
+            stats["fetch_rejects"] += int(frame["fetch_reject"].is_not_null().sum())
+            stats["not_modified"] += int(frame["not_modified"].sum() or 0)
+            for source, n in frame.group_by("source").len().iter_rows():
+                stats["by_source"][source] = stats["by_source"].get(source, 0) + n
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return stats
+
+
+def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pages: int = BATCH_PAGES) -> dict:
+    """Replace the partition's staging rows: copy unchanged pages' rows, parse the others in
+    batches, all in one transaction."""
+    timer = timer or StageTimer()
+    reused = find_reusable_captures(con, day)
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE pages_to_parse AS
+        SELECT url, row_number() OVER (ORDER BY url) AS n FROM raw.page_captures
+        WHERE partition_date = $day AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
+    """, {"day": day})
+    total = warehouse.scalar(con, "SELECT count(*) FROM pages_to_parse")
+    counts = {"profiles": 0, "listings": 0, "rejects": 0}
+    done_ids: set[str] = set()
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in ("staging.profiles", "staging.listings", "staging.rejects"):
+            con.execute(f"DELETE FROM {table} WHERE partition_date = ?", [day])
+        for start in range(0, total, batch_pages):
+            raw = warehouse.read_frame(con, """
+                SELECT r.* FROM raw.page_captures r JOIN pages_to_parse p USING (url)
+                WHERE r.partition_date = ? AND p.n > ? AND p.n <= ? ORDER BY r.url
+            """, [day, start, start + batch_pages])
+            raw = raw.filter(~pl.col("capture_id").is_in(list(done_ids)))  # a body seen at two urls: parse once
+            done_ids.update(raw["capture_id"].to_list())
+            with timer.stage("parse", rows=raw.height):
+                profiles, listings, rejects = stage_captures(raw)
+            with timer.stage("land", rows=listings.height):
+                for table, frame in (("staging.profiles", profiles), ("staging.listings", listings), ("staging.rejects", rejects)):
+                    warehouse.insert_frame(con, table, frame)
+            counts["profiles"] += profiles.height
+            counts["listings"] += listings.height
+            counts["rejects"] += rejects.height
+        with timer.stage("land"):
+            copy_reused_rows(con, day)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return {"pages_parsed": total, "pages_unchanged_reused": reused, **{f"parsed_{k}": v for k, v in counts.items()}}
 
 
 def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:

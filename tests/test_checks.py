@@ -10,7 +10,6 @@ from pathlib import Path
 
 import dagster as dg
 import polars as pl
-import pytest
 
 from pipelines import landing, quality, warehouse
 from pipelines.checks import GATES, WARNINGS, build_quality_checks, check_result

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from conftest import SAMPLE_DATE, SAMPLES, build_warehouse
 

@@ -21,9 +21,3 @@ def preview(frame: pl.DataFrame, columns: list[str] | None = None, rows: int = 5
     header = "| " + " | ".join(frame.columns) + " |\n| " + " | ".join("---" for _ in frame.columns) + " |\n"
     body = "".join("| " + " | ".join(cell(v) for v in row) + " |\n" for row in frame.iter_rows())
     return dg.MetadataValue.md(header + body)
-
-
-def table_metadata(frame: pl.DataFrame, columns: list[str] | None = None, **extra: object) -> dict:
-    meta: dict = {"dagster/row_count": frame.height, "preview": preview(frame, columns)}
-    meta.update(extra)
-    return meta

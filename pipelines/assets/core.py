@@ -87,8 +87,10 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     }
     extra_meta = {
         "papers": {"listings_resolved": stats["listings_resolved"], "listings_merged": stats["listings_merged"],
+                   "seconds_resolving_papers": stats["timings"]["resolve_papers"]["seconds"],
                    "match_methods": stats["paper_methods"], "resolved_through": str(until)},
-        "authors": {"author_mentions": stats["author_mentions"]},
+        "authors": {"author_mentions": stats["author_mentions"],
+                    "seconds_resolving_authors": stats["timings"]["resolve_authors"]["seconds"]},
         "match_review": {"review_queue": stats["review_queue"]},
         "id_redirects": {"redirects_new": stats["redirects_new"],
                          "overrides_file": str(overrides_path()),

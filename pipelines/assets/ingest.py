@@ -1,12 +1,9 @@
 """raw layer: land every page of the partition exactly as it arrived."""
 
-from collections import Counter
-
 import dagster as dg
-import polars as pl
 
 from pipelines import landing, warehouse
-from pipelines.assets.common import RETRY, WAREHOUSE_POOL, table_metadata
+from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
 from pipelines.partitions import daily_partitions, partition_dates
 from pipelines.resources import PageSourceResource, WarehouseResource
 
@@ -27,24 +24,29 @@ from pipelines.resources import PageSourceResource, WarehouseResource
 def page_captures(
     context: dg.AssetExecutionContext, page_source: PageSourceResource, warehouse_db: WarehouseResource
 ) -> dg.MaterializeResult:
-    frames = []
-    for day in partition_dates(context):
-        frame = landing.raw_rows(page_source.iter_captures(day), day)
-        with warehouse_db.connect() as con:
-            warehouse.replace_slice(con, [("raw.page_captures", frame)], where="partition_date = ?", params=[day])
-        frames.append(frame)
-    frame = pl.concat(frames)
-    by_source = Counter(frame["source"].to_list())
-    context.log.info(f"landed {frame.height} pages from {page_source.describe()}")
+    totals: dict = {"pages": 0, "bytes": 0, "fetch_rejects": 0, "not_modified": 0, "by_source": {}}
+    days = partition_dates(context)
+    with warehouse_db.connect() as con:
+        for day in days:
+            stats = landing.land_partition(con, page_source.iter_captures(day), day)
+            for key in ("pages", "bytes", "fetch_rejects", "not_modified"):
+                totals[key] += stats[key]
+            for source, n in stats["by_source"].items():
+                totals["by_source"][source] = totals["by_source"].get(source, 0) + n
+        head = warehouse.read_frame(
+            con, "SELECT source, source_profile_id, url, byte_size, captured_at FROM raw.page_captures "
+            "WHERE partition_date BETWEEN ? AND ? ORDER BY url LIMIT 5", [days[0], days[-1]])
+    context.log.info(f"landed {totals['pages']} pages from {page_source.describe()}")
     return dg.MaterializeResult(
-        metadata=table_metadata(
-            frame, ["source", "source_profile_id", "url", "byte_size", "captured_at"],
-            pages_read=frame.height,
-            bytes_read=int(frame["byte_size"].sum() or 0),
-            pages_by_source=dict(by_source),
-            fetch_rejects=int(frame["fetch_reject"].is_not_null().sum()),
-            not_modified=int(frame["not_modified"].sum() or 0),
-            source=page_source.describe(),
-            warehouse=str(warehouse_db.resolved_path()),
-        )
+        metadata={
+            "dagster/row_count": totals["pages"],
+            "preview": preview(head),
+            "pages_read": totals["pages"],
+            "bytes_read": totals["bytes"],
+            "pages_by_source": totals["by_source"],
+            "fetch_rejects": totals["fetch_rejects"],
+            "not_modified": totals["not_modified"],
+            "source": page_source.describe(),
+            "warehouse": str(warehouse_db.resolved_path()),
+        }
     )

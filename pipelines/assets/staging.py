@@ -41,23 +41,10 @@ STAGING_TABLES = ("staging.profiles", "staging.listings", "staging.rejects")
 def staging_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     """Parse the day's raw captures; replace the day's rows of the three staging tables in one transaction."""
     days = partition_dates(context)
-    reused = parsed = 0
     with warehouse_db.connect() as con:
-        for day in days:
-            reused += landing.find_reusable_captures(con, day)
-            raw = warehouse.read_frame(
-                con,
-                "SELECT * FROM raw.page_captures WHERE partition_date = ? "
-                "AND capture_id NOT IN (SELECT capture_id FROM reusable_captures) ORDER BY url",
-                [day],
-            )
-            parsed += raw.height
-            profiles, listings, rejects = landing.stage_captures(raw)
-            warehouse.replace_slice(
-                con,
-                [("staging.profiles", profiles), ("staging.listings", listings), ("staging.rejects", rejects)],
-                where="partition_date = ?", params=[day], after=lambda: landing.copy_reused_rows(con, day),
-            )
+        runs = [landing.stage_partition(con, day) for day in days]
+        parsed = sum(r["pages_parsed"] for r in runs)
+        reused = sum(r["pages_unchanged_reused"] for r in runs)
         # What the partition(s) now hold, parsed or copied: figures by SQL, a few rows for the preview.
         span = "partition_date BETWEEN ? AND ?"
         window = [days[0], days[-1]]

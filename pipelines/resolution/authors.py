@@ -456,7 +456,8 @@ def _resolve(m: _Mentions) -> _AuthorResolution:
             else:
                 against = f"only {total:g} evidence point(s), {needed:g} needed"
             key = (min(a, b), max(a, b))
-            if total >= 1 and key not in seen_review:
+            # Borderline only: within one point of the bar (or refused by a constraint).
+            if total >= max(1.0, needed - 1.0) and key not in seen_review:
                 seen_review.add(key)
                 review.append(_Review(view.members[a][0], view.members[b][0], _score(total), "; ".join(ev_for), against))
 
@@ -468,9 +469,9 @@ def _resolve(m: _Mentions) -> _AuthorResolution:
         if uf.find(a) == uf.find(b):
             continue
         na, nb = view.names.get(a, set()), view.names.get(b, set())
-        worst, best = _name_level(na, nb)
-        if best > 0:
-            continue
+        worst, _ = _name_level(na, nb)
+        if worst > 0:
+            continue  # compatible clusters were judged in step 3
         similarity = max(JaroWinkler.normalized_similarity(parse_name(x).folded, parse_name(y).folded) for x in na for y in nb)
         points, ev_for = _pair_evidence(view, a, b)
         # Very similar strings (Chen/Cheng) need one point of shared evidence; one family name

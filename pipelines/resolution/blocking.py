@@ -3,7 +3,7 @@
 Every row emits a few *blocking keys*; rows sharing a key become candidate pairs. A key shared
 by many rows (a common title word, ``Introduction``, the surname ``Zhang``) would make a block
 with a quadratic number of pairs, so blocks larger than ``max_block`` are not expanded in full:
-their rows are sorted by a caller-given order (year, first author, ...) and each row is paired
+their rows are sorted by a caller-given order (for titles: the whole title) and each row is paired
 with its ``window`` next neighbours only (sorted neighbourhood). The number of pairs is
 therefore at most ``rows x keys x max(max_block, window)``: linear in the input.
 

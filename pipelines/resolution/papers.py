@@ -12,9 +12,9 @@ How it works
 2. **Blocking** (``blocking.py``). Each record emits keys from its normalised title
    (``titles.py``): the whole title and each part of it (main title, subtitle), its first three
    and last three content words, every pair of its four rarest content words (rarest within the
-   input; words seen once skipped), and the first/last ten letters of the title without spaces
-   (glued words). Oversize blocks are reduced to sorted neighbourhoods (rows ordered by their
-   whole title), so candidates grow linearly with the input.
+   input; words seen once skipped), and the first/last sixteen letters of the title without
+   spaces (glued words). Oversize blocks are reduced to sorted neighbourhoods (rows ordered by
+   their whole title), so candidates grow linearly with the input.
 3. **Scoring.** Candidates are screened with vectorised string similarity
    (``rapidfuzz.process.cpdist``: character similarity, then token-set similarity for a grey
    zone); survivors get a token-level title diff (equivalent spellings, acronyms, dropped
@@ -217,8 +217,8 @@ def _blocking_keys(feats: _Features) -> pl.DataFrame:
         ("p|" + pl.col("content").list.head(3).list.join(" ")).alias("prefix"),
         ("s|" + pl.col("content").list.tail(3).list.join(" ")).alias("suffix"),
         # Characters without spaces: finds titles whose words were glued ("QueryOptimization").
-        pl.when(pl.col("glued").str.len_chars() >= 16).then("c|" + pl.col("glued").str.head(10)).alias("chars_head"),
-        pl.when(pl.col("glued").str.len_chars() >= 16).then("e|" + pl.col("glued").str.tail(10)).alias("chars_tail"),
+        pl.when(pl.col("glued").str.len_chars() >= 20).then("c|" + pl.col("glued").str.head(16)).alias("chars_head"),
+        pl.when(pl.col("glued").str.len_chars() >= 20).then("e|" + pl.col("glued").str.tail(16)).alias("chars_tail"),
     )
     words = base.select("idx", "content").explode("content").rename({"content": "word"}).drop_nulls().unique()
     df_words = words.group_by("word").agg(pl.len().alias("df"))

@@ -85,7 +85,7 @@ def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
     if frame.height == 0:
         return
     columns = table_columns(con, table)
@@ -120,7 +120,7 @@ def replace_slice(
                 con.execute(f"DELETE FROM {table}")
             else:
                 con.execute(f"DELETE FROM {table} WHERE {where}", list(params))
-            _insert_frame(con, table, frame)
+            insert_frame(con, table, frame)
         if after is not None:
             after()
         con.execute("COMMIT")

@@ -1,0 +1,73 @@
+"""Stage timings and peak memory, reported by the real code paths (asset metadata, `make bench`).
+
+Peak memory per stage uses Linux's resettable high-water mark (writing "5" to
+/proc/self/clear_refs resets VmHWM), so each stage reports its own peak resident set, not the
+process's all-time peak. Elsewhere the figure is the process peak so far (still an upper bound).
+No Dagster imports.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+_STATUS = Path("/proc/self/status")
+_CLEAR_REFS = Path("/proc/self/clear_refs")
+
+
+def _status_kb(field_name: str) -> int | None:
+    try:
+        for line in _STATUS.read_text().splitlines():
+            if line.startswith(field_name + ":"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak_memory() -> bool:
+    try:
+        _CLEAR_REFS.write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_memory_mb() -> float | None:
+    kb = _status_kb("VmHWM")
+    if kb is None:
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return kb / 1024.0
+
+
+@dataclass
+class StageTimer:
+    stages: dict[str, dict] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str, rows: int | None = None) -> Iterator[dict]:
+        """Time a block; the yielded dict may be given ``rows`` later (for rows/s).
+
+        Timing the same stage again (a batch loop) adds up seconds and rows and keeps the peak.
+        """
+        record: dict = {"rows": rows}
+        reset_peak_memory()
+        start = time.perf_counter()
+        try:
+            yield record
+        finally:
+            seconds = time.perf_counter() - start
+            peak = peak_memory_mb() or 0.0
+            total = self.stages.setdefault(name, {"rows": 0, "seconds": 0.0, "peak_mb": 0.0})
+            total["seconds"] = round(total["seconds"] + seconds, 3)
+            total["rows"] = (total["rows"] or 0) + (record.get("rows") or 0)
+            total["peak_mb"] = round(max(total["peak_mb"], peak), 1)
+            if total["rows"]:
+                total["rows_per_s"] = round(total["rows"] / max(total["seconds"], 1e-9), 1)
+
+    def summary(self) -> dict[str, dict]:
+        return dict(self.stages)
