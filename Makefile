@@ -28,5 +28,14 @@ test: $(STAMP)
 dev: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
+# Not part of `make test`: generates 1k/10k/100k-profile corpora and times every stage (long).
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
+
+# Paper/author matcher quality on the public DBLP-Scholar and Cora sets and a synthetic set.
+bench-resolution: $(STAMP)
+	$(BIN)/python scripts/bench_resolution.py
+
 clean:
 	rm -rf $(VENV) .dagster_home warehouse/*.duckdb warehouse/exports

@@ -16,6 +16,7 @@ from datetime import date
 
 import polars as pl
 
+from pipelines import enrichment, warehouse
 from pipelines.identity.overrides import Overrides, apply_overrides
 from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
@@ -71,27 +72,8 @@ def build_core(
     """
     redirects = redirects.select(["entity_type", *REDIRECT_SCHEMA]) if redirects.height else pl.DataFrame(
         schema={"entity_type": pl.String, **REDIRECT_SCHEMA})
-    latest = listings.sort(["partition_date", "listing_id"], descending=[True, False]).unique("listing_key", keep="first", maintain_order=True)
-    owners = (
-        profiles.sort("partition_date", descending=True)
-        .unique(["source", "source_profile_id"], keep="first")
-        .select("source", "source_profile_id", owner_name="name", last_captured="partition_date")
-    )
-    latest = latest.join(owners, on=["source", "source_profile_id"], how="left")
-
-    # ---- papers -------------------------------------------------------------------------------
-    records = latest.select(
-        record_id="listing_key",
-        title="title",
-        # The owner is an author of every paper on their profile, even when a truncated byline hides them.
-        authors=pl.when(pl.col("owner_name").is_not_null())
-        .then(pl.col("byline_authors").list.concat(pl.concat_list("owner_name")).list.unique(maintain_order=True))
-        .otherwise(pl.col("byline_authors")),
-        venue="venue",
-        year="year",
-        source="source",
-        arxiv_id="arxiv_id",
-    )
+    latest, owners = latest_listings(listings, profiles)
+    records = paper_records(latest)
     timer = timer or StageTimer()
     with timer.stage("resolve_papers", rows=records.height):
         paper_match, paper_review = resolve_papers(records)
@@ -304,6 +286,80 @@ def build_core(
         paper_registry=paper_ids.registry, author_registry=author_ids.registry, stats=stats,
         mention_authors=a_members.select("key", "author_id"),
     )
+
+
+def latest_listings(listings: pl.DataFrame, profiles: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The newest row of every listing key (a paper on a profile), with the profile owner's name;
+    and the owners (latest name per profile)."""
+    latest = listings.sort(["partition_date", "listing_id"], descending=[True, False]).unique("listing_key", keep="first", maintain_order=True)
+    owners = (
+        profiles.sort("partition_date", descending=True)
+        .unique(["source", "source_profile_id"], keep="first")
+        .select("source", "source_profile_id", owner_name="name", last_captured="partition_date")
+    )
+    return latest.join(owners, on=["source", "source_profile_id"], how="left"), owners
+
+
+def paper_records(latest: pl.DataFrame) -> pl.DataFrame:
+    """The records the paper matcher sees: one per listing key."""
+    return latest.select(
+        record_id="listing_key",
+        title="title",
+        # The owner is an author of every paper on their profile, even when a truncated byline hides them.
+        authors=pl.when(pl.col("owner_name").is_not_null())
+        .then(pl.col("byline_authors").list.concat(pl.concat_list("owner_name")).list.unique(maintain_order=True))
+        .otherwise(pl.col("byline_authors")),
+        venue="venue",
+        year="year",
+        source="source",
+        arxiv_id="arxiv_id",
+    )
+
+
+def paper_records_from_warehouse(con) -> pl.DataFrame:
+    """Paper records for every staged listing key (benchmarks compare other matchers on these)."""
+    listings = warehouse.read_frame(con, "SELECT * FROM staging.listings")
+    profiles = warehouse.read_frame(con, "SELECT * FROM staging.profiles")
+    return paper_records(latest_listings(listings, profiles)[0])
+
+
+def resolution_window_end(con, run_date: date) -> date:
+    """Resolve everything up to the run's partition — or further, if a later night was already
+    resolved, so backfilling an old partition never rolls the core tables back in time."""
+    rows = con.execute("SELECT max(last_seen) FROM core.papers").fetchall()
+    latest = rows[0][0] if rows else None
+    return max(run_date, latest) if latest else run_date
+
+
+def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: StageTimer | None = None) -> tuple[CoreTables, date]:
+    """The core step: read staging (and enrichment) up to the window's end, resolve, and replace
+    the core tables in one transaction. Returns the tables and the window's end."""
+    timer = timer or StageTimer()
+    until = resolution_window_end(con, run_date)
+    with timer.stage("core_read"):
+        listings = warehouse.read_frame(con, "SELECT * FROM staging.listings WHERE partition_date <= ?", [until])
+        profiles = warehouse.read_frame(con, "SELECT * FROM staging.profiles WHERE partition_date <= ?", [until])
+        paper_registry = warehouse.read_frame(con, "SELECT * FROM core.paper_id_registry")
+        author_registry = warehouse.read_frame(con, "SELECT * FROM core.author_id_registry")
+        redirects = warehouse.read_frame(con, "SELECT * FROM core.id_redirects")
+        # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
+        searches = warehouse.read_frame(
+            con, "SELECT * FROM enrichment.arxiv_title_searches WHERE partition_date <= ?", [until])
+        listings = enrichment.fill_listing_arxiv_ids(listings, searches)
+        extra = warehouse.read_frame(
+            con,
+            "SELECT * FROM enrichment.author_lists WHERE partition_date <= ? "
+            "QUALIFY partition_date = max(partition_date) OVER (PARTITION BY coalesce(arxiv_id, openalex_work_id))",
+            [until],
+        )
+    core = build_core(
+        listings, profiles, paper_registry=paper_registry, author_registry=author_registry,
+        redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra, timer=timer,
+    )
+    with timer.stage("core_write"):
+        warehouse.replace_slice(con, core.writes())
+    core.stats["timings"] = timer.summary()
+    return core, until
 
 
 # ---- helpers ------------------------------------------------------------------------------------

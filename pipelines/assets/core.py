@@ -1,10 +1,8 @@
 """core layer: entity resolution — one paper, one author — with stable ids and overrides."""
 
-from datetime import date
-
 import dagster as dg
 
-from pipelines import core_build, enrichment, warehouse
+from pipelines import core_build
 from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
 from pipelines.identity.overrides import load_overrides, overrides_path
 from pipelines.partitions import daily_partitions, partition_dates
@@ -27,13 +25,6 @@ CORE_TABLES = {
 REGISTRIES = ("paper_id_registry", "author_id_registry")
 
 
-def resolution_window_end(con, run_date: date) -> date:
-    """Resolve everything up to the run's partition — or further, if a later night was already
-    resolved, so backfilling an old partition never rolls the core tables back in time."""
-    latest = con.execute("SELECT max(last_seen) FROM core.papers").fetchall()[0][0]
-    return max(run_date, latest) if latest else run_date
-
-
 @dg.multi_asset(
     name="core_tables",
     specs=[
@@ -51,27 +42,7 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     run_date = max(partition_dates(context))
     overrides = load_overrides()
     with warehouse_db.connect() as con:
-        until = resolution_window_end(con, run_date)
-        listings = warehouse.read_frame(con, "SELECT * FROM staging.listings WHERE partition_date <= ?", [until])
-        profiles = warehouse.read_frame(con, "SELECT * FROM staging.profiles WHERE partition_date <= ?", [until])
-        paper_registry = warehouse.read_frame(con, "SELECT * FROM core.paper_id_registry")
-        author_registry = warehouse.read_frame(con, "SELECT * FROM core.author_id_registry")
-        redirects = warehouse.read_frame(con, "SELECT * FROM core.id_redirects")
-        # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
-        searches = warehouse.read_frame(
-            con, "SELECT * FROM enrichment.arxiv_title_searches WHERE partition_date <= ?", [until])
-        listings = enrichment.fill_listing_arxiv_ids(listings, searches)
-        extra = warehouse.read_frame(
-            con,
-            "SELECT * FROM enrichment.author_lists WHERE partition_date <= ? "
-            "QUALIFY partition_date = max(partition_date) OVER (PARTITION BY coalesce(arxiv_id, openalex_work_id))",
-            [until],
-        )
-        core = core_build.build_core(
-            listings, profiles, paper_registry=paper_registry, author_registry=author_registry,
-            redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
-        )
-        warehouse.replace_slice(con, core.writes())
+        core, until = core_build.resolve_in_warehouse(con, run_date, overrides)
     stats = core.stats
     if stats["overrides_unmatched"]:
         context.log.warning("overrides that matched nothing: " + "; ".join(stats["overrides_unmatched"]))

@@ -435,16 +435,16 @@ def _assignments(feats: _Features, res: _Resolution) -> pl.DataFrame:
 
 
 def _review(feats: _Features, res: _Resolution, cluster_of: list[str]) -> pl.DataFrame:
+    clusters = pl.Series(cluster_of, dtype=pl.String)
     scored = res.scored.join(res.refused, on=["i", "j"], how="left")
+    borderline = pl.col("veto").is_null() & (pl.col("score") >= REVIEW_LOW) & (pl.col("score") < MATCH_THRESHOLD)
+    kept_apart = (pl.col("veto").is_not_null() | pl.col("reason").is_not_null()) & (pl.col("title_score") >= REVIEW_VETO_TITLE)
+    queued = scored.with_columns(
+        clusters.gather(scored["i"]).alias("ci"), clusters.gather(scored["j"]).alias("cj")
+    ).filter((pl.col("ci") != pl.col("cj")) & (borderline | kept_apart))
     rows = []
-    for r in scored.iter_rows(named=True):
-        ci, cj = cluster_of[r["i"]], cluster_of[r["j"]]
-        if ci == cj:
-            continue
-        borderline = r["veto"] is None and REVIEW_LOW <= r["score"] < MATCH_THRESHOLD
-        kept_apart = (r["veto"] is not None or r["reason"] is not None) and r["title_score"] >= REVIEW_VETO_TITLE
-        if not (borderline or kept_apart):
-            continue
+    for r in queued.iter_rows(named=True):
+        ci, cj = r["ci"], r["cj"]
         i, j = r["i"], r["j"]
         evidence_for = [f"title {r['title_score']:.2f} ({r['detail']})" if r["veto"] is None else f"title {r['title_score']:.2f}"]
         against = []

@@ -61,6 +61,7 @@ def stem(token: str) -> str:
 
 _GLUED_DIGITS = re.compile(r"^([a-z]+)\d+$")
 # Where a title splits into main title and subtitle (or a series prefix and the title proper).
+_PART_CHARS = re.compile(r"[:?!.()\u2013\u2014\uff1a\uff1f]| - ")
 _TITLE_PARTS = re.compile(r"\s*(?::|\?|!|\.\s|\s[-\u2013\u2014]+\s|\u2014|\s*\(|\))\s*")
 
 
@@ -85,7 +86,7 @@ def title_parts(title: str | None) -> tuple[str, ...]:
     a record that kept only one half can be recognised (``()`` for a one-part title). Parts of fewer than two content words
     (``"DynaTrain"``) identify too little to be used alone.
     """
-    if not title:
+    if not title or not _PART_CHARS.search(title):
         return ()
     pieces = [p for p in _TITLE_PARTS.split(normalize_text(title) or "") if p.strip()]
     if len(pieces) < 2:

@@ -29,6 +29,7 @@ import json
 import math
 import multiprocessing as mp
 import os
+import pickle
 import random
 import shutil
 import time
@@ -219,8 +220,20 @@ def _frames(rows: dict) -> dict[str, pl.DataFrame]:
 
 
 def _write_part(rows: dict, stem: Path) -> None:
-    for name, df in _frames(rows).items():
-        df.write_parquet(f"{stem}.{name}.parquet")
+    # Plain pickle, not Polars: Polars' thread pool does not survive fork(), so forked workers must
+    # not call into it (they would deadlock). The parent builds the frames.
+    with open(f"{stem}.pkl", "wb") as fh:
+        pickle.dump(rows, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _read_parts(parts_dir: Path, n_parts: int) -> dict[str, pl.DataFrame]:
+    frames: dict[str, list[pl.DataFrame]] = {k: [] for k in _SCHEMAS}
+    for i in range(n_parts):
+        with open(parts_dir / f"{i:06d}.pkl", "rb") as fh:
+            rows = pickle.load(fh)
+        for k, df in _frames(rows).items():
+            frames[k].append(df)
+    return {k: pl.concat(v) for k, v in frames.items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,8 +311,7 @@ def _world_tables(world: World) -> dict[str, pl.DataFrame]:
 
 
 def _write_truth(world: World, truth: Path, parts_dir: Path, n_parts: int) -> dict:
-    raw = {k: pl.concat([pl.read_parquet(parts_dir / f"{i:06d}.{k}.parquet") for i in range(n_parts)])
-           for k in _SCHEMAS}
+    raw = _read_parts(parts_dir, n_parts)
     tables = _finalise(world, raw) | _world_tables(world)
     for name, df in tables.items():
         df.write_parquet(truth / f"{name}.parquet")

@@ -1,0 +1,292 @@
+"""`make bench`: the whole pipeline on generated corpora, stage by stage, with quality against truth.
+
+For each size (default 1k, 10k, 100k profiles) it generates a deterministic synthetic corpus
+(pipelines.synthetic), then runs the same step functions the Dagster assets run, on a fresh
+warehouse file:
+
+  parse    decode + parse every page (pipelines.landing)      land     write raw + staging rows
+  resolve papers / resolve authors (pipelines.resolution via core_build)
+  core     the rest of the core step (read staging, stable ids, assemble, write)
+  marts    every mart (pipelines.marts)                      exports  Parquet + analytics copy
+
+and prints per stage: wall time, rows/s and peak memory (each stage's own peak RSS); the
+end-to-end time; the cost ratio between sizes; pairwise precision/recall/F1 of paper and author
+resolution against the generator's ground truth; Splink (DuckDB backend) on the same paper
+records, side by side; and an incremental night where 1% of the captures changed.
+
+Results go to bench_results/latest.json and bench_results/latest.md (git-ignored);
+docs/benchmarks.md summarises the latest figures. Not part of `make test`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import polars as pl
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pipelines import core_build, landing, marts, publish, warehouse  # noqa: E402
+from pipelines.identity.overrides import Overrides  # noqa: E402
+from pipelines.profiling import StageTimer, peak_memory_mb  # noqa: E402
+from pipelines.sources.folder import FolderSource  # noqa: E402
+from pipelines.synthetic.generator import generate_corpus, mutate  # noqa: E402
+from pipelines.textnorm import match_key  # noqa: E402
+
+NIGHT_1 = date(2026, 11, 21)
+NIGHT_2 = date(2026, 11, 22)
+STAGES = ["parse", "land", "resolve_papers", "resolve_authors", "core", "marts", "exports"]
+
+
+# ---------------------------------------------------------------------------------------- quality
+
+def pairwise_scores(pred: pl.DataFrame, truth_col: str = "truth", pred_col: str = "pred") -> dict:
+    """Pairwise precision/recall/F1 of a clustering, counted without enumerating pairs."""
+    def pairs(counts: pl.Series) -> int:
+        return int((counts * (counts - 1) // 2).sum())
+    tp = pairs(pred.group_by(pred_col, truth_col).len()["len"])
+    predicted = pairs(pred.group_by(pred_col).len()["len"])
+    actual = pairs(pred.group_by(truth_col).len()["len"])
+    precision = tp / predicted if predicted else 1.0
+    recall = tp / actual if actual else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
+            "records": pred.height, "true_pairs": actual, "predicted_pairs": predicted}
+
+
+def paper_quality(con, truth_dir: Path, day: date) -> tuple[dict, pl.DataFrame]:
+    truth = pl.read_parquet(truth_dir / "listings.parquet").select("source", "source_profile_id", "position", "paper_truth_id")
+    ours = warehouse.read_frame(con, """
+        SELECT l.source, l.source_profile_id, l.position, l.listing_key, pl.paper_id
+        FROM staging.listings l JOIN core.paper_listings pl USING (listing_id)
+        WHERE l.partition_date = ?""", [day])
+    joined = ours.join(truth.cast({"position": pl.Int32}), on=["source", "source_profile_id", "position"])
+    scores = pairwise_scores(joined.select(pred="paper_id", truth="paper_truth_id"))
+    scores["unmatched_truth_rows"] = truth.height - joined.height
+    return scores, joined
+
+
+def author_quality(core: core_build.CoreTables, listings_truth: pl.DataFrame, truth_dir: Path) -> dict:
+    mentions = pl.read_parquet(truth_dir / "mentions.parquet")
+    keyed = listings_truth.select("source", "source_profile_id", "position", "listing_key")
+    owners = (
+        mentions.filter(pl.col("byline_index").is_null())
+        .select("source", "source_profile_id", "person_truth_id")
+        .join(keyed, on=["source", "source_profile_id"])
+        .select(key=pl.concat_str(pl.lit("owner:"), "listing_key"), truth="person_truth_id")
+    )
+    bylines = (
+        mentions.filter(pl.col("byline_index").is_not_null())
+        .join(keyed, on=["source", "source_profile_id", "position"])
+        .with_columns(name_key=pl.col("name").map_elements(match_key, return_dtype=pl.String))
+        .select(key=pl.concat_str(pl.lit("byline:"), "listing_key", pl.lit(":"), "name_key"), truth="person_truth_id")
+    )
+    truth = pl.concat([owners, bylines]).unique("key")
+    joined = core.mention_authors.join(truth, on="key")
+    return pairwise_scores(joined.select(pred="author_id", truth="truth"))
+
+
+def splink_side_by_side(con, truth_joined: pl.DataFrame, ours_seconds: float) -> dict:
+    try:
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from splink_baseline import run_splink  # type: ignore[import-not-found]
+    except ImportError as exc:
+        return {"skipped": f"splink not available ({exc}); install with: pip install -e '.[bench]'"}
+    records = core_build.paper_records_from_warehouse(con)
+    clusters, info = run_splink(records)
+    pred = clusters.join(truth_joined.select(record_id="listing_key", truth="paper_truth_id").unique("record_id"), on="record_id")
+    scores = pairwise_scores(pred.select(pred="cluster_id", truth="truth"))
+    return {**scores, "seconds": round(info["seconds"], 2), "ours_seconds": round(ours_seconds, 2),
+            "speedup": round(info["seconds"] / max(ours_seconds, 1e-9), 2), "blocking": info.get("blocking")}
+
+
+# ---------------------------------------------------------------------------------------- one night
+
+def run_night(wh: Path, captures: Path, day: date, exports_dir: Path) -> tuple[dict, core_build.CoreTables]:
+    timer = StageTimer()
+    start = time.perf_counter()
+    with warehouse.connect(wh) as con:
+        warehouse.ensure_schema(con)
+        land = landing.land_partition(con, FolderSource(captures).iter_captures(day), day, timer=timer)
+        staged = landing.stage_partition(con, day, timer=timer)
+        core, _ = core_build.resolve_in_warehouse(con, day, Overrides(), timer=timer)
+        marts.build_marts(con, day, timer=timer)
+    with timer.stage("exports"), warehouse.connect(wh, read_only=True) as con:
+        publish.export_tables(con, exports_dir, day)
+        publish.publish_analytics_copy(con, wh.parent / "analytics.duckdb")
+    total = time.perf_counter() - start
+    t = timer.summary()
+    # "parse" includes reading and decoding the files; "core" is the core step minus the two matchers
+    merged = {
+        "parse": _sum(t, ["read_and_decode", "parse"], rows=t.get("parse", {}).get("rows") or land["pages"]),
+        "land": t.get("land", {}),
+        "resolve_papers": t.get("resolve_papers", {}),
+        "resolve_authors": t.get("resolve_authors", {}),
+        "core": _sum(t, ["core_read", "core_write"]),
+        "marts": t.get("marts", {}),
+        "exports": t.get("exports", {}),
+    }
+    accounted = sum(v.get("seconds", 0) for v in merged.values())
+    merged["core"]["seconds"] = round(merged["core"]["seconds"] + max(0.0, total - accounted), 3)  # assemble etc.
+    night = {"stages": merged, "end_to_end_s": round(total, 2), "pages": land["pages"],
+             "listings": staged.get("parsed_listings", 0), "pages_parsed": staged["pages_parsed"],
+             "pages_reused": staged["pages_unchanged_reused"], "peak_mb": round(peak_memory_mb() or 0, 1),
+             "papers": core.papers.height, "authors": core.authors.height}
+    return night, core
+
+
+def _sum(timings: dict, names: list[str], rows: int | None = None) -> dict:
+    parts = [timings[n] for n in names if n in timings]
+    seconds = sum(p["seconds"] for p in parts)
+    out = {"seconds": round(seconds, 3), "peak_mb": max((p.get("peak_mb", 0) for p in parts), default=0.0)}
+    if rows:
+        out["rows"] = rows
+        out["rows_per_s"] = round(rows / max(seconds, 1e-9), 1)
+    return out
+
+
+def bench_size(profiles: int, work: Path, seed: int, splink: bool, incremental_share: float) -> dict:
+    corpus = work / f"corpus-{profiles}"
+    if corpus.exists():
+        shutil.rmtree(corpus)
+    t0 = time.perf_counter()
+    generate_corpus(corpus, profiles=profiles, seed=seed)
+    generated_s = time.perf_counter() - t0
+    wh_dir = work / f"warehouse-{profiles}"
+    shutil.rmtree(wh_dir, ignore_errors=True)
+    wh_dir.mkdir(parents=True)
+    wh = wh_dir / "scholarhouse.duckdb"
+    result: dict = {"profiles": profiles, "generate_s": round(generated_s, 2)}
+
+    night, core = run_night(wh, corpus / "captures", NIGHT_1, wh_dir / "exports")
+    result["full"] = night
+    with warehouse.connect(wh, read_only=True) as con:
+        papers, joined = paper_quality(con, corpus / "truth", NIGHT_1)
+        result["quality"] = {"papers": papers, "authors": author_quality(core, joined, corpus / "truth")}
+        if splink:
+            result["splink"] = splink_side_by_side(con, joined, night["stages"]["resolve_papers"]["seconds"])
+
+    if incremental_share > 0:
+        mutate(corpus, share=incremental_share, seed=seed + 1)
+        second, _ = run_night(wh, corpus / "captures", NIGHT_2, wh_dir / "exports")
+        second["share_changed"] = incremental_share
+        second["ratio_to_full"] = round(second["end_to_end_s"] / max(night["end_to_end_s"], 1e-9), 4)
+        result["incremental"] = second
+    shutil.rmtree(corpus, ignore_errors=True)
+    return result
+
+
+# ---------------------------------------------------------------------------------------- report
+
+def render(results: list[dict], meta: dict) -> str:
+    lines = [f"# scholarhouse benchmark — {meta['date']} on {meta['machine']}", ""]
+    lines.append("| profiles | stage | seconds | rows/s | peak MB |")
+    lines.append("| ---: | --- | ---: | ---: | ---: |")
+    for r in results:
+        for stage in STAGES:
+            s = r["full"]["stages"].get(stage, {})
+            rate = f"{s['rows_per_s']:,.0f}" if s.get("rows_per_s") else ""
+            lines.append(f"| {r['profiles']:,} | {stage} | {s.get('seconds', 0):.2f} | {rate} | {s.get('peak_mb', 0):,.0f} |")
+        lines.append(f"| {r['profiles']:,} | **end to end** | **{r['full']['end_to_end_s']:.2f}** | | "
+                     f"{r['full']['peak_mb']:,.0f} |")
+    lines += ["", "| profiles | pages | listings | papers | authors | papers P/R/F1 | authors P/R/F1 | incremental (1%) s | ratio |",
+              "| ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
+    for r in results:
+        qp, qa, inc = r["quality"]["papers"], r["quality"]["authors"], r.get("incremental", {})
+        lines.append(f"| {r['profiles']:,} | {r['full']['pages']:,} | {r['full']['listings']:,} | {r['full']['papers']:,} | "
+                     f"{r['full']['authors']:,} | {qp['precision']:.3f} / {qp['recall']:.3f} / {qp['f1']:.3f} | "
+                     f"{qa['precision']:.3f} / {qa['recall']:.3f} / {qa['f1']:.3f} | {inc.get('end_to_end_s', '')} | "
+                     f"{inc.get('ratio_to_full', '')} |")
+    ratios = [(a["profiles"], b["profiles"], round(b["full"]["end_to_end_s"] / max(a["full"]["end_to_end_s"], 1e-9), 2))
+              for a, b in zip(results, results[1:])]
+    if ratios:
+        lines += ["", "Cost ratio between sizes: " + ", ".join(f"{a:,} → {b:,}: {x}×" for a, b, x in ratios)]
+    sp = [r for r in results if "splink" in r]
+    if sp:
+        lines += ["", "| profiles | Splink F1 | ours F1 | Splink s | ours s | ours faster by |", "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for r in sp:
+            s = r["splink"]
+            if "skipped" in s:
+                lines.append(f"| {r['profiles']:,} | {s['skipped']} | | | | |")
+            else:
+                lines.append(f"| {r['profiles']:,} | {s['f1']:.3f} | {r['quality']['papers']['f1']:.3f} | {s['seconds']:.1f} | "
+                             f"{s['ours_seconds']:.1f} | {s['speedup']}× |")
+    return "\n".join(lines) + "\n"
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB, Python {platform.python_version()}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--work", type=Path, default=ROOT / "bench_results" / "work")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench_results")
+    parser.add_argument("--no-splink", action="store_true", help="skip the Splink side-by-side run")
+    parser.add_argument("--splink-max", type=int, default=100000, help="largest size to run Splink on")
+    parser.add_argument("--incremental-share", type=float, default=0.01)
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
+            "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()}
+    results = []
+    for size in sorted(args.sizes):
+        print(f"== {size:,} profiles", flush=True)
+        # each size in its own process: peak memory and caches do not leak between sizes
+        out = args.work / f"result-{size}.json"
+        cmd = [sys.executable, __file__, "--one", str(size), "--seed", str(args.seed), "--work", str(args.work),
+               "--incremental-share", str(args.incremental_share)]
+        if args.no_splink or size > args.splink_max:
+            cmd.append("--no-splink")
+        proc = subprocess.run(cmd + ["--result", str(out)])
+        if proc.returncode != 0:
+            print(f"   size {size} failed (exit {proc.returncode})", file=sys.stderr)
+            continue
+        results.append(json.loads(out.read_text()))
+        print(render(results[-1:], meta), flush=True)
+    report = render(results, meta)
+    (args.out / "latest.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+    (args.out / "latest.md").write_text(report)
+    print(report)
+    print(f"written: {args.out / 'latest.md'} and latest.json")
+    return 0 if len(results) == len(args.sizes) else 1
+
+
+def one() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--one", type=int, required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--result", type=Path, required=True)
+    parser.add_argument("--no-splink", action="store_true")
+    parser.add_argument("--incremental-share", type=float, default=0.01)
+    args = parser.parse_args()
+    result = bench_size(args.one, args.work, args.seed, not args.no_splink, args.incremental_share)
+    args.result.write_text(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(one() if "--one" in sys.argv else main())
