@@ -124,18 +124,29 @@ def _prune(exports_dir: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def publish_analytics_copy(con: duckdb.DuckDBPyConnection, target: Path) -> dict:
-    """Copy the whole warehouse into ``target`` (for read-only use), swapped in atomically."""
+def publish_analytics_copy(source: Path, target: Path) -> dict:
+    """Copy the whole warehouse file to ``target`` (for read-only use), swapped in atomically.
+
+    Runs in the warehouse pool, so no writer is open: the file is checkpointed and a plain file
+    copy is a consistent snapshot (far cheaper than re-inserting every row). If a write-ahead log
+    is present (a writer died mid-run), the copy goes through DuckDB instead, which replays it.
+    """
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    con.execute(f"ATTACH '{tmp}' AS analytics_copy (READ_WRITE)")
     try:
-        con.execute("COPY FROM DATABASE " + _current_database(con) + " TO analytics_copy")
+        if Path(f"{source}.wal").exists():
+            with duckdb.connect(str(source), read_only=True) as con:
+                con.execute(f"ATTACH '{tmp}' AS analytics_copy (READ_WRITE)")
+                con.execute("COPY FROM DATABASE " + _current_database(con) + " TO analytics_copy")
+                con.execute("DETACH analytics_copy")
+        else:
+            shutil.copyfile(source, tmp)
+        with duckdb.connect(str(tmp), read_only=True) as check:  # refuse to publish a file that does not open
+            check.execute("SELECT count(*) FROM information_schema.tables").fetchall()
+        os.replace(tmp, target)
     finally:
-        con.execute("DETACH analytics_copy")
-    os.replace(tmp, target)
-    wal = tmp.with_name(tmp.name + ".wal")
-    if wal.exists():
-        wal.unlink()
+        for leftover in (tmp, Path(f"{tmp}.wal")):
+            if leftover.exists():
+                leftover.unlink()
     return {"path": str(target), "bytes": target.stat().st_size}
 
 

@@ -123,7 +123,8 @@ def run_night(wh: Path, captures: Path, day: date, exports_dir: Path) -> tuple[d
         marts.build_marts(con, day, timer=timer)
     with timer.stage("exports"), warehouse.connect(wh, read_only=True) as con:
         publish.export_tables(con, exports_dir, day)
-        publish.publish_analytics_copy(con, wh.parent / "analytics.duckdb")
+    with timer.stage("exports"):
+        publish.publish_analytics_copy(wh, wh.parent / "analytics.duckdb")
     total = time.perf_counter() - start
     t = timer.summary()
     # "parse" includes reading and decoding the files; "core" is the core step minus the two matchers

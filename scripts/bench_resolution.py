@@ -24,7 +24,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.resolution import match_authors, match_papers  # noqa: E402
+from pipelines.resolution import match_papers, resolve_authors, resolve_papers  # noqa: E402
 from pipelines.resolution.names import split_author_list  # noqa: E402
 from pipelines.resolution.synthetic import synthetic_mentions, synthetic_papers  # noqa: E402
 
@@ -171,20 +171,25 @@ def bench_cora(data: Path) -> None:
 def bench_synthetic() -> None:
     papers, paper_truth = synthetic_papers(seed=7)
     start = time.perf_counter()
-    result = match_papers(papers)
+    result, review = resolve_papers(papers)
     seconds = time.perf_counter() - start
     p, r, f = pairwise_scores(cluster_pairs(result), cluster_pairs(paper_truth, cluster_col="true_paper"))
-    report("Synthetic papers", p, r, f, seconds, f"({papers.height} records)")
+    report("Synthetic papers", p, r, f, seconds, f"({papers.height} records, review queue {review.height})")
 
     mentions, person_truth = synthetic_mentions(seed=7)
     start = time.perf_counter()
-    result = match_authors(mentions)
+    result, review = resolve_authors(mentions)
     seconds = time.perf_counter() - start
+    truth = dict(person_truth.select("mention_id", "true_person").iter_rows())
     p, r, f = pairwise_scores(
         cluster_pairs(result, "mention_id", "author_id"),
         cluster_pairs(person_truth, "mention_id", "true_person"),
     )
-    report("Synthetic authors", p, r, f, seconds, f"({mentions.height} mentions)")
+    same = sum(truth[a] == truth[b] for a, b in review.select("left_id", "right_id").iter_rows())
+    report(
+        "Synthetic authors", p, r, f, seconds,
+        f"({mentions.height} mentions, review queue {review.height}, {same} of them one person)",
+    )
 
 
 def main() -> None:

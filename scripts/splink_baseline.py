@@ -285,7 +285,8 @@ class _PeakRss:
 
 
 def _count(con: Any, table_name: str) -> int:
-    return int(con.execute(f"SELECT count(*) FROM {table_name}").fetchone()[0])
+    # fetchall: DuckDB 2 refuses new work on a connection while a result is only partly fetched.
+    return int(con.sql(f"SELECT count(*) FROM {table_name}").fetchall()[0][0])
 
 
 def _train(linker: Any, seed: int, u_max_pairs: float, em_max_pairs: float | None) -> list[str]:
@@ -353,8 +354,16 @@ def run_splink(
     import duckdb
     from splink import DuckDBAPI, Linker
 
+    phases: dict[str, float] = {}
+    lap_start = [0.0]
+
+    def _lap() -> float:
+        now = time.perf_counter()
+        elapsed, lap_start[0] = now - lap_start[0], now
+        return round(elapsed, 3)
+
     with _PeakRss() as memory:
-        started = time.perf_counter()
+        started = lap_start[0] = time.perf_counter()
         con = duckdb.connect(":memory:")
         try:
             if threads:
@@ -362,12 +371,16 @@ def run_splink(
             db_api = DuckDBAPI(connection=con)
             frame = db_api.register(prepared.to_arrow(), dataset_display_name="paper_records")
             linker = Linker(frame, splink_settings(blocking), log_level=logging.ERROR)
+            phases["setup"] = _lap()
             info["notes"] = _train(linker, seed, u_max_pairs, em_max_pairs)
+            phases["train"] = _lap()
 
             blocked = linker.inference.compute_blocked_pairs_for_predict()  # cached; predict reuses it
             info["pairs_scored"] = _count(con, blocked.physical_name)
+            phases["block"] = _lap()
             predictions = linker.inference.predict(threshold_match_probability=threshold, warning_mode="never")
             info["pairs_above_threshold"] = _count(con, predictions.physical_name)
+            phases["predict"] = _lap()
             clustered = linker.clustering.cluster_pairwise_predictions_at_threshold(
                 predictions, threshold_match_probability=threshold
             )
@@ -375,12 +388,14 @@ def run_splink(
                 con.execute(
                     f"SELECT CAST(unique_id AS VARCHAR) AS record_id, CAST(cluster_id AS VARCHAR) AS cluster_id "
                     f"FROM {clustered.physical_name}"
-                ).fetch_arrow_table()
+                ).to_arrow_table()
             )
+            phases["cluster"] = _lap()
         finally:
             con.close()
         info["seconds"] = round(time.perf_counter() - started, 3)
     info["peak_mb"] = memory.peak_mb
+    info["phase_seconds"] = phases
 
     # Splink names a cluster after one member; make it the smallest record_id whatever the version does.
     assigned = assigned.with_columns(pl.col("record_id").min().over("cluster_id").alias("cluster_id"))

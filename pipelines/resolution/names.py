@@ -113,7 +113,7 @@ def _given_part(raw: str, glued_initials: bool) -> list[GivenPart]:
 
 def _split_tokens(raw: str) -> tuple[list[str], list[str]] | None:
     """Return (original-case tokens, lower-case tokens) of a cleaned name, family-last order."""
-    text = fold_unicode(raw)
+    text = raw if raw.isascii() else fold_unicode(raw)  # NFKC and mark-stripping leave ASCII as is
     text = _NAME_CHARS.sub(" ", text)
     text = _SPACES.sub(" ", text).strip(" ,")
     if not text or _NOT_A_NAME.match(text):

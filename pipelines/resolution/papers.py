@@ -126,6 +126,7 @@ class _Features:
     n_content: list[int]
     author_sets: list[list[frozenset[str]]]
     author_union: list[frozenset[str]]
+    author_families: list[frozenset[str]]
     years: list[int | None]
     arxiv: list[str | None]
     doi: list[str | None]
@@ -185,6 +186,7 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None) -> tuple[pl.
         n_content=[sum(1 for w in t if w not in STOPWORDS) for t in tokens],
         author_sets=author_sets,
         author_union=[frozenset().union(*s) if s else frozenset() for s in author_sets],
+        author_families=[frozenset(k.rsplit(" ", 1)[0] for k in keys) for keys in (frozenset().union(*s) if s else frozenset() for s in author_sets)],
         years=df["year"].to_list(),
         arxiv=arxiv,
         doi=doi,
@@ -337,6 +339,8 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
             if title is None:
                 title = cache[(ki, kj)] = compare_titles(feats.tokens[i], feats.tokens[j])
         shared, overlap = _author_overlap(feats.author_sets[i], feats.author_sets[j], feats.author_union[i], feats.author_union[j])
+        if overlap == 0 and not feats.author_families[i].isdisjoint(feats.author_families[j]):
+            overlap = None  # a family name agrees, its initial not: garbled list, no evidence either way
         yi, yj = feats.years[i], feats.years[j]
         year_diff = abs(yi - yj) if yi is not None and yj is not None else None
         score = _combine(title, overlap, year_diff, min(feats.n_content[i], feats.n_content[j]))
