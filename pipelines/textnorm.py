@@ -42,6 +42,8 @@ _URL_RE = re.compile(r"https?://[^\s<>\"')\]{}]+")
 
 def fold_unicode(text: str) -> str:
     """NFKC-normalise, then strip combining marks (Schrödinger -> Schrodinger, ﬁ -> fi)."""
+    if text.isascii():  # nothing to normalise or strip; most names and titles take this path
+        return text
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 

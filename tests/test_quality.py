@@ -18,6 +18,8 @@ CONTRACT_TABLES = [
     "core.authorships", "core.match_review", "core.id_redirects",
     "marts.author_metrics", "marts.citations", "marts.paper_scores", "marts.author_scores",
     "marts.collaboration_edges",
+    "enrichment.arxiv_works", "enrichment.arxiv_title_searches", "enrichment.openalex_works",
+    "enrichment.openalex_authors", "enrichment.author_lists",
 ]
 # Append-only id registries, written with the core tables and validated by the core.papers /
 # core.authors suites (their "registry" batches); they are not assets of their own.
@@ -47,7 +49,7 @@ def contract():
     warehouse.ensure_schema(con)
     rows = con.execute(
         "SELECT table_schema || '.' || table_name, column_name FROM information_schema.columns "
-        "WHERE table_schema IN ('raw', 'staging', 'core', 'marts')"
+        "WHERE table_schema IN ('raw', 'staging', 'core', 'marts', 'enrichment')"
     ).fetchall()
     columns: dict[str, set[str]] = {}
     for table, column in rows:
@@ -213,7 +215,7 @@ def test_suite_names_only_existing_tables_and_columns(contract, table):
     suite = quality.load_suites()[table]
     assert suite.table in columns
     every_contract_column = set().union(*columns.values())
-    partitioned = table.startswith(("raw.", "staging.")) or table == "marts.author_metrics"
+    partitioned = table.startswith(("raw.", "staging.", "enrichment.")) or table == "marts.author_metrics"
     assert suite.partitioned == partitioned
     for batch in suite.batches.values():
         # The query binds against the contract (DuckDB rejects unknown tables and columns).

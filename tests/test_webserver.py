@@ -106,9 +106,11 @@ def webserver(tmp_path_factory):
     shutil.copy(PROJECT / "dagster_home.yaml", home / "dagster.yaml")
     log = home / "webserver.log"
     port = _free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(home),
-           # run-time paths only; loading the definitions reads none of them
-           "SCHOLARHOUSE_WAREHOUSE": str(home / "warehouse" / "scholarhouse.duckdb")}
+    # none of the developer's SCHOLARHOUSE_* settings (e.g. a live source): the definitions as shipped
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCHOLARHOUSE_")}
+    env.update({"DAGSTER_HOME": str(home),
+                # run-time paths only; loading the definitions reads none of them
+                "SCHOLARHOUSE_WAREHOUSE": str(home / "warehouse" / "scholarhouse.duckdb")})
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [str(WEBSERVER), "-w", str(PROJECT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],

@@ -95,8 +95,13 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame
     con.register("_incoming", frame.to_arrow())
     try:
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
+    except duckdb.Error as exc:
+        raise duckdb.Error(f"inserting {frame.height} rows into {table}: {exc}") from exc
     finally:
-        con.unregister("_incoming")
+        try:
+            con.unregister("_incoming")
+        except duckdb.Error:
+            pass  # an aborted transaction refuses even this; the insert's own error is what matters
 
 
 def replace_slice(
