@@ -110,3 +110,27 @@ def test_exports_and_analytics_copy(demo_warehouse):
         assert rows == info["rows"] == one(demo_warehouse, f"SELECT count(*) FROM {table}"), table
     analytics = demo_warehouse.parent / "analytics.duckdb"
     assert one(analytics, "SELECT count(*) FROM staging.listings") == 48
+
+
+def test_an_override_file_changes_the_result_as_documented(tmp_path, monkeypatch):
+    path = tmp_path / "wh.duckdb"
+    assert build_warehouse(SAMPLES, path).success
+    ids = dict(q(path, "SELECT display_name, author_id FROM core.authors WHERE display_name IN ('Daning Chen', 'Daning Cheng')"))
+    review = q(path, "SELECT suggested_override FROM core.match_review WHERE entity_type = 'author' "
+                     "AND ? IN (left_id, right_id) AND ? IN (left_id, right_id)", [ids["Daning Chen"], ids["Daning Cheng"]])
+    assert review, "the Chen/Cheng pair should be waiting in the review queue"
+    overrides = tmp_path / "overrides.toml"
+    overrides.write_text(review[0][0] + '\nnote = "same person: confirmed by the author"\n')
+    monkeypatch.setenv("SCHOLARHOUSE_OVERRIDES", str(overrides))
+    assert build_warehouse(SAMPLES, path).success
+    names = q(path, "SELECT DISTINCT author_id FROM core.author_names WHERE name_variant IN ('Daning Chen', 'Daning Cheng')")
+    assert len(names) == 1
+    (survivor,) = names[0]
+    (loser,) = {ids["Daning Chen"], ids["Daning Cheng"]} - {survivor}
+    assert q(path, "SELECT new_id, reason FROM core.id_redirects WHERE old_id = ?", [loser]) == [(survivor, "override")]
+    assert not q(path, "SELECT 1 FROM core.match_review WHERE ? IN (left_id, right_id)", [loser])
+    # taking the override out restores the algorithm's answer, and the redirect goes away
+    overrides.write_text("")
+    assert build_warehouse(SAMPLES, path).success
+    assert dict(q(path, "SELECT display_name, author_id FROM core.authors WHERE display_name IN ('Daning Chen', 'Daning Cheng')")) == ids
+    assert not q(path, "SELECT 1 FROM core.id_redirects WHERE old_id = ?", [loser])
