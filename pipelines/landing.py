@@ -6,6 +6,8 @@ The assets only read, call these, and write. No Dagster imports.
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from datetime import date, datetime, timezone
 from typing import Iterable
 
@@ -268,10 +270,8 @@ def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pa
     total = warehouse.scalar(con, "SELECT count(*) FROM pages_to_parse")
     counts = {"profiles": 0, "listings": 0, "rejects": 0}
     done_ids: set[str] = set()
-    con.execute("BEGIN TRANSACTION")
-    try:
-        for table in ("staging.profiles", "staging.listings", "staging.rejects"):
-            con.execute(f"DELETE FROM {table} WHERE partition_date = ?", [day])
+
+    def batches():
         for start in range(0, total, batch_pages):
             raw = warehouse.read_frame(con, """
                 SELECT r.* FROM raw.page_captures r JOIN pages_to_parse p USING (url)
@@ -279,14 +279,23 @@ def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pa
             """, [day, start, start + batch_pages])
             raw = raw.filter(~pl.col("capture_id").is_in(list(done_ids)))  # a body seen at two urls: parse once
             done_ids.update(raw["capture_id"].to_list())
-            with timer.stage("parse", rows=raw.height):
-                profiles, listings, rejects = stage_captures(raw)
+            yield raw
+
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in ("staging.profiles", "staging.listings", "staging.rejects"):
+            con.execute(f"DELETE FROM {table} WHERE partition_date = ?", [day])
+        loop_start, writing = time.perf_counter(), 0.0
+        for profiles, listings, rejects in _parse_batches(batches(), workers=parse_workers(total, batch_pages)):
+            write_start = time.perf_counter()
             with timer.stage("land", rows=listings.height):
                 for table, frame in (("staging.profiles", profiles), ("staging.listings", listings), ("staging.rejects", rejects)):
                     warehouse.insert_frame(con, table, frame)
+            writing += time.perf_counter() - write_start
             counts["profiles"] += profiles.height
             counts["listings"] += listings.height
             counts["rejects"] += rejects.height
+        timer.add("parse", time.perf_counter() - loop_start - writing, rows=total)  # parsing overlaps the writes
         with timer.stage("land"):
             copy_reused_rows(con, day)
         con.execute("COMMIT")
@@ -294,6 +303,37 @@ def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pa
         con.execute("ROLLBACK")
         raise
     return {"pages_parsed": total, "pages_unchanged_reused": reused, **{f"parsed_{k}": v for k, v in counts.items()}}
+
+
+def parse_workers(pages: int, batch_pages: int) -> int:
+    """Worker processes for parsing: one per core when there is more than one batch of pages
+    (starting a worker costs about a second of imports). SCHOLARHOUSE_PARSE_WORKERS overrides."""
+    configured = os.environ.get("SCHOLARHOUSE_PARSE_WORKERS")
+    if configured:
+        return max(1, int(configured))
+    return min(os.cpu_count() or 1, 8) if pages > batch_pages else 1
+
+
+def _parse_batches(raw_batches, *, workers: int):
+    """Yield stage_captures() of each raw batch, in order. With workers > 1 the batches are parsed
+    in a process pool (parsing is CPU-bound and independent per page) while the caller writes the
+    previous results: the warehouse keeps a single writer, the parse uses every core."""
+    if workers <= 1:
+        for raw in raw_batches:
+            yield stage_captures(raw)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    in_flight = []
+    # spawn: never fork a process that holds an open DuckDB connection
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for raw in raw_batches:
+            in_flight.append(pool.submit(stage_captures, raw))
+            if len(in_flight) > workers:
+                yield in_flight.pop(0).result()
+        for future in in_flight:
+            yield future.result()
 
 
 def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:

@@ -69,5 +69,14 @@ class StageTimer:
             if total["rows"]:
                 total["rows_per_s"] = round(total["rows"] / max(total["seconds"], 1e-9), 1)
 
+    def add(self, name: str, seconds: float, rows: int | None = None) -> None:
+        """Record time measured by the caller (e.g. a loop's wall time minus its nested stages)."""
+        total = self.stages.setdefault(name, {"rows": 0, "seconds": 0.0, "peak_mb": 0.0})
+        total["seconds"] = round(total["seconds"] + max(0.0, seconds), 3)
+        total["rows"] = (total["rows"] or 0) + (rows or 0)
+        total["peak_mb"] = round(max(total["peak_mb"], peak_memory_mb() or 0.0), 1)
+        if total["rows"]:
+            total["rows_per_s"] = round(total["rows"] / max(total["seconds"], 1e-9), 1)
+
     def summary(self) -> dict[str, dict]:
         return dict(self.stages)
