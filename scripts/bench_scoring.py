@@ -1,5 +1,8 @@
 """Benchmark pipelines.scoring.score_paper_novelty on synthetic papers.
 
+Prints wall time and process CPU time (all threads) of the scoring call, peak RSS (includes the
+generated input), and the number of within-category pairs (sum of n^2 / 2), which drives the cost.
+
     .venv/bin/python scripts/bench_scoring.py --papers 20000 200000 [--categories 40] [--skew 1.0]
 
 Synthetic corpus: a vocabulary of pseudo-words with Zipf-distributed frequencies; every category
@@ -64,10 +67,14 @@ def synthetic_papers(n: int, *, categories: int = 40, skew: float = 1.0, seed: i
         pos = 0
         for i in range(count):
             t, a = int(title_len[i]), int(abstract_len[i])
-            titles.append(" ".join(draws[pos:pos + t]).capitalize())
+            titles.append(" ".join(draws[pos : pos + t]).capitalize())
             body = [
                 (f + " " + w) if use else w
-                for w, f, use in zip(draws[pos + t:pos + t + a], filler_words[pos + t:pos + t + a], filler[pos + t:pos + t + a])
+                for w, f, use in zip(
+                    draws[pos + t : pos + t + a],
+                    filler_words[pos + t : pos + t + a],
+                    filler[pos + t : pos + t + a],
+                )
             ]
             for j in rng.integers(0, a, size=phrase_counts[i]):
                 body[j] = phrases[int(rng.integers(0, len(phrases)))]
@@ -92,7 +99,9 @@ def synthetic_papers(n: int, *, categories: int = 40, skew: float = 1.0, seed: i
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--papers", type=int, nargs="+", default=[20_000, 200_000])
     parser.add_argument("--categories", type=int, default=40)
     parser.add_argument("--skew", type=float, default=1.0)
@@ -103,13 +112,18 @@ def main() -> None:
         t0 = time.perf_counter()
         papers = synthetic_papers(n, categories=args.categories, skew=args.skew)
         t1 = time.perf_counter()
-        largest = papers.group_by("category").len().get_column("len").max()
+        sizes = papers.group_by("category").len().get_column("len").cast(pl.Float64)
+        pairs = float((sizes * sizes).sum() / 2)
+        cpu0 = time.process_time()
+        t1 = time.perf_counter()
         scores = score_paper_novelty(papers, chunk_size=args.chunk_size, n_threads=args.threads)
         t2 = time.perf_counter()
+        cpu = time.process_time() - cpu0
         peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
         print(
-            f"papers={n} largest_category={largest} generate={t1 - t0:.1f}s score={t2 - t1:.1f}s "
-            f"peak_rss={peak_gb:.2f}GB cold_start={scores['cold_start'].sum()} "
+            f"papers={n} largest_category={int(sizes.max())} pairs={pairs:.2e} generate={t1 - t0:.1f}s "
+            f"score_wall={t2 - t1:.1f}s score_cpu={cpu:.1f}s peak_rss={peak_gb:.2f}GB "
+            f"cold_start={scores['cold_start'].sum()} "
             f"median_raw={scores['novelty_raw'].median():.3f}",
             flush=True,
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutate", action="store_true", help="change --share of an existing corpus in place")
     parser.add_argument("--share", type=float, default=0.01, help="with --mutate: share of pages to change")
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
 
     if args.mutate:
         result = mutate(args.out, share=args.share, seed=args.seed, captured_at=args.captured_at)
@@ -51,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(json.dumps({"out_dir": str(summary.out_dir), "profiles": summary.profiles, "listings": summary.listings,
                       "mentions": summary.mentions, "bad_pages": summary.bad_pages,
-                      "elapsed_s": summary.elapsed_s}, indent=2))
+                      "elapsed_s": summary.elapsed_s, "phases": summary.phases}, indent=2))
     return 0
 
 

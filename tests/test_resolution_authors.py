@@ -9,7 +9,10 @@ import pytest
 
 from pipelines.resolution import author_review_pairs, match_authors, match_papers, name_compatibility, resolve_authors
 from pipelines.resolution.synthetic import synthetic_mentions
-from test_resolution_papers import SAMPLE_LISTINGS, sample_records
+try:  # the sample listings are typed once, in the paper tests
+    from test_resolution_papers import SAMPLE_LISTINGS, sample_records
+except ImportError:  # tests collected as a package
+    from tests.test_resolution_papers import SAMPLE_LISTINGS, sample_records
 
 MENTION_SCHEMA = {
     "mention_id": pl.String, "name": pl.String, "paper_id": pl.String, "coauthors": pl.List(pl.String),

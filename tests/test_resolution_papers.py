@@ -289,6 +289,8 @@ def test_title_diff_building_blocks():
     assert spelling_variant("behaviour", "behavior") and spelling_variant("update", "updating")
     assert not spelling_variant("model", "modal") and not spelling_variant("local", "global")
     assert not spelling_variant("linear", "nonlinear")
+    assert not spelling_variant("quantum", "quantile") and not spelling_variant("graph", "graphene")
+    assert spelling_variant("buffer", "buer")  # a lost PDF ligature
     assert split_author_list("A. Blum, M. Furst, and R. J. Lipton") == ["A. Blum", "M. Furst", "R. J. Lipton"]
     assert name_compatibility("M Rusinkiewicz", "Marek Rusinkiewicz") == 1
 

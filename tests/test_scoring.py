@@ -16,10 +16,12 @@ import string
 import numpy as np
 import polars as pl
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipelines.scoring import METHOD_VERSION, author_novelty, score_paper_novelty
+from pipelines.scoring import features as features_module
 from pipelines.scoring import neighbours as neighbours_module
 from pipelines.scoring import novelty as novelty_module
 from pipelines.scoring.terms import (
@@ -50,7 +52,14 @@ def frame(rows: list[dict]) -> pl.DataFrame:
 def paper(pid, title, abstract=None, category="cs.LG", year=None, date=None):
     if date is not None and year is None:
         year = date.year
-    return {"paper_id": pid, "title": title, "abstract": abstract, "category": category, "year": year, "pub_date": date}
+    return {
+        "paper_id": pid,
+        "title": title,
+        "abstract": abstract,
+        "category": category,
+        "year": year,
+        "pub_date": date,
+    }
 
 
 def by_id(scores: pl.DataFrame) -> dict[str, dict]:
@@ -70,7 +79,12 @@ GRAPH_ABSTRACT = (
 def test_later_copy_scores_zero_and_does_not_penalise_the_original():
     papers = frame(
         [
-            paper("c", "Protein folding with attention", "Attention models fold proteins.", date=dt.date(2019, 5, 1)),
+            paper(
+                "c",
+                "Protein folding with attention",
+                "Attention models fold proteins.",
+                date=dt.date(2019, 5, 1),
+            ),
             paper("a", GRAPH, GRAPH_ABSTRACT, date=dt.date(2020, 1, 1)),
             paper("b", GRAPH, GRAPH_ABSTRACT, date=dt.date(2021, 1, 1)),
         ]
@@ -92,7 +106,9 @@ def test_later_copy_scores_zero_and_does_not_penalise_the_original():
 
 
 def test_copy_of_the_only_earlier_paper_scores_zero_with_default_k():
-    papers = frame([paper("a", GRAPH, GRAPH_ABSTRACT, year=2020), paper("b", GRAPH, GRAPH_ABSTRACT, year=2021)])
+    papers = frame(
+        [paper("a", GRAPH, GRAPH_ABSTRACT, year=2020), paper("b", GRAPH, GRAPH_ABSTRACT, year=2021)]
+    )
     s = by_id(score_paper_novelty(papers))
     assert s["b"]["novelty_raw"] == pytest.approx(0.0, abs=1e-6) and not s["b"]["cold_start"]
     assert s["a"]["novelty_raw"] == 1.0 and s["a"]["cold_start"]
@@ -110,18 +126,31 @@ def test_copy_of_the_only_earlier_paper_scores_zero_with_default_k():
 
 def test_same_date_or_same_year_is_not_earlier():
     same_day = frame(
-        [paper("x", GRAPH, GRAPH_ABSTRACT, date=dt.date(2022, 3, 1)), paper("y", GRAPH, GRAPH_ABSTRACT, date=dt.date(2022, 3, 1))]
+        [
+            paper("x", GRAPH, GRAPH_ABSTRACT, date=dt.date(2022, 3, 1)),
+            paper("y", GRAPH, GRAPH_ABSTRACT, date=dt.date(2022, 3, 1)),
+        ]
     )
     s = by_id(score_paper_novelty(same_day))
     for pid in "xy":
         assert s[pid]["cold_start"] and s[pid]["neighbours_compared"] == 0 and s[pid]["novelty_raw"] == 1.0
         assert s[pid]["new_terms_share"] == 1.0
     # a year-only paper is not earlier than a dated paper of the same year, nor later
-    mixed = frame([paper("x", GRAPH, GRAPH_ABSTRACT, year=2022), paper("y", GRAPH, GRAPH_ABSTRACT, date=dt.date(2022, 3, 1))])
+    mixed = frame(
+        [
+            paper("x", GRAPH, GRAPH_ABSTRACT, year=2022),
+            paper("y", GRAPH, GRAPH_ABSTRACT, date=dt.date(2022, 3, 1)),
+        ]
+    )
     s = by_id(score_paper_novelty(mixed))
     assert s["x"]["neighbours_compared"] == 0 and s["y"]["neighbours_compared"] == 0
     # an earlier year counts even without dates
-    years = frame([paper("x", GRAPH, GRAPH_ABSTRACT, year=2021), paper("y", GRAPH, GRAPH_ABSTRACT, date=dt.date(2022, 3, 1))])
+    years = frame(
+        [
+            paper("x", GRAPH, GRAPH_ABSTRACT, year=2021),
+            paper("y", GRAPH, GRAPH_ABSTRACT, date=dt.date(2022, 3, 1)),
+        ]
+    )
     s = by_id(score_paper_novelty(years))
     assert s["y"]["neighbours_compared"] == 1 and s["y"]["novelty_raw"] == pytest.approx(0.0, abs=1e-6)
 
@@ -142,7 +171,9 @@ def test_categories_are_isolated_but_vocabulary_is_warehouse_wide():
 def test_new_terms_and_new_pairs():
     papers = frame(
         [
-            paper("old1", "Graph neural networks", "Graph networks learn molecules.", date=dt.date(2019, 1, 1)),
+            paper(
+                "old1", "Graph neural networks", "Graph networks learn molecules.", date=dt.date(2019, 1, 1)
+            ),
             paper("old2", "Transformers for text", "Transformer models read text.", date=dt.date(2019, 6, 1)),
             # only known words, but "graph" next to "transformer" is a new combination
             paper("combo", "Graph transformers", None, date=dt.date(2020, 1, 1)),
@@ -202,7 +233,11 @@ def test_percentiles_are_within_bounds_and_follow_novelty_raw():
         for a, b, pa, pb in zip(raw, raw[1:], pct, pct[1:]):
             if a == b:
                 assert pa == pb
-    weights = (novelty_module.WEIGHT_SIMILARITY, novelty_module.WEIGHT_NEW_TERMS, novelty_module.WEIGHT_NEW_PAIRS)
+    weights = (
+        novelty_module.WEIGHT_SIMILARITY,
+        novelty_module.WEIGHT_NEW_TERMS,
+        novelty_module.WEIGHT_NEW_PAIRS,
+    )
     assert sum(weights) == pytest.approx(1.0)
 
 
@@ -250,7 +285,9 @@ def test_empty_input_and_bad_input():
     assert empty.height == 0
     assert empty.schema == pl.Schema(novelty_module.output_schema())
     with pytest.raises(ValueError, match="unique"):
-        score_paper_novelty(frame([paper("a", "x", date=dt.date(2020, 1, 1)), paper("a", "y", date=dt.date(2021, 1, 1))]))
+        score_paper_novelty(
+            frame([paper("a", "x", date=dt.date(2020, 1, 1)), paper("a", "y", date=dt.date(2021, 1, 1))])
+        )
     with pytest.raises(ValueError, match="missing"):
         score_paper_novelty(pl.DataFrame({"paper_id": ["a"], "title": ["x"]}))
     with pytest.raises(ValueError):
@@ -277,7 +314,12 @@ def test_k_averages_over_the_k_most_similar():
     papers = frame(
         [
             paper("near", GRAPH, GRAPH_ABSTRACT, date=dt.date(2019, 1, 1)),
-            paper("far", "Sorting networks in hardware", "Comparator networks sort numbers fast.", date=dt.date(2019, 2, 1)),
+            paper(
+                "far",
+                "Sorting networks in hardware",
+                "Comparator networks sort numbers fast.",
+                date=dt.date(2019, 2, 1),
+            ),
             paper("q", GRAPH, GRAPH_ABSTRACT, date=dt.date(2020, 1, 1)),
         ]
     )
@@ -288,9 +330,7 @@ def test_k_averages_over_the_k_most_similar():
 
 
 def test_author_novelty():
-    scores = pl.DataFrame(
-        {"paper_id": ["p1", "p2", "p3"], "novelty_percentile": [20.0, 60.0, 90.0]}
-    )
+    scores = pl.DataFrame({"paper_id": ["p1", "p2", "p3"], "novelty_percentile": [20.0, 60.0, 90.0]})
     authorships = pl.DataFrame(
         {
             "paper_id": ["p1", "p2", "p2", "p3", "p9"],
@@ -313,7 +353,9 @@ def test_author_novelty_end_to_end():
     scores = score_paper_novelty(papers)
     authorships = pl.DataFrame({"paper_id": papers.get_column("paper_id"), "author_id": ["X", "Y"] * 15})
     out = author_novelty(scores, authorships)
-    expected = scores.join(authorships, on="paper_id").group_by("author_id").agg(pl.col("novelty_percentile").mean())
+    expected = (
+        scores.join(authorships, on="paper_id").group_by("author_id").agg(pl.col("novelty_percentile").mean())
+    )
     for row in expected.to_dicts():
         got = out.filter(pl.col("author_id") == row["author_id"]).row(0, named=True)
         assert got["computed_novelty"] == pytest.approx(row["novelty_percentile"], abs=1e-3)
@@ -334,19 +376,31 @@ def test_terms_strip_latex_urls_stopwords_numbers_and_fold_plurals():
     assert not {"github", "foo", "bar", "baz", "com", "https"} & set(terms)
     assert not {"the", "of", "we", "in", "with", "2023"} & set(terms)
     assert BREAK_TOKEN not in terms
-    assert [light_stem(w) for w in ["studies", "losses", "approaches", "networks", "analysis", "corpus", "gas"]] == [
-        "study", "loss", "approach", "network", "analysis", "corpus", "gas",
+    assert [
+        light_stem(w) for w in ["studies", "losses", "approaches", "networks", "analysis", "corpus", "gas"]
+    ] == [
+        "study",
+        "loss",
+        "approach",
+        "network",
+        "analysis",
+        "corpus",
+        "gas",
     ]
 
 
 def test_sentence_breaks_stop_pairs():
     stream = tokenize(pl.Series([None], dtype=pl.String), pl.Series(["alpha beta. gamma delta"]))
-    ids = stream.abstract_term.tolist()
+    ids = stream.abstract.term.tolist()
     assert ids.count(-1) == 1 and ids.index(-1) == 2  # alpha beta | gamma delta
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=string.ascii_letters + string.digits + " .,:;()[]{}-_'\"!?/&%#@*+=<>|~^`\n\t", max_size=80))
+@given(
+    st.text(
+        alphabet=string.ascii_letters + string.digits + " .,:;()[]{}-_'\"!?/&%#@*+=<>|~^`\n\t", max_size=80
+    )
+)
 def test_fast_path_splits_exactly_like_match_key(text):
     # Plain ASCII without LaTeX characters is only lower-cased (vectorised) and split on
     # non-alphanumerics: that must give the words of match_key.
@@ -372,8 +426,12 @@ def random_corpus(seed: int, n: int) -> pl.DataFrame:
     rows = []
     for i in range(n):
         title = " ".join(rng.choices(vocabulary, k=rng.randint(0, 6)))
-        abstract = None if rng.random() < 0.15 else ". ".join(
-            " ".join(rng.choices(vocabulary, k=rng.randint(1, 6))) for _ in range(rng.randint(1, 4))
+        abstract = (
+            None
+            if rng.random() < 0.15
+            else ". ".join(
+                " ".join(rng.choices(vocabulary, k=rng.randint(1, 6))) for _ in range(rng.randint(1, 4))
+            )
         )
         roll = rng.random()
         year = rng.randint(2018, 2021)
@@ -409,11 +467,9 @@ def reference_scores(papers: pl.DataFrame, k: int) -> dict[str, dict]:
     stream = tokenize(canon.get_column("title"), canon.get_column("abstract"))
     n = len(rows)
     seqs: list[list[list[int]]] = [[[], []] for _ in range(n)]
-    for part, (docs, terms) in enumerate(
-        [(stream.title_doc, stream.title_term), (stream.abstract_doc, stream.abstract_term)]
-    ):
-        for d, t in zip(docs.tolist(), terms.tolist()):
-            seqs[d][part].append(t)
+    for part, sequences in enumerate([stream.title, stream.abstract]):
+        for d in range(n):
+            seqs[d][part] = sequences.term[sequences.indptr[d] : sequences.indptr[d + 1]].tolist()
     features, term_sets, pair_sets = [], [], []
     for title, abstract in seqs:
         counts: dict = {}
@@ -427,9 +483,11 @@ def reference_scores(papers: pl.DataFrame, k: int) -> dict[str, dict]:
             for t in seq:
                 if t >= 0:
                     counts[("uni", t)] = counts.get(("uni", t), 0) + 1
-        distinct_title = list(dict.fromkeys(t for t in title if t >= 0))[: novelty_module.MAX_TITLE_PAIR_TERMS]
+        distinct_title = list(dict.fromkeys(t for t in title if t >= 0))[
+            : features_module.MAX_TITLE_PAIR_TERMS
+        ]
         for i, a in enumerate(distinct_title):
-            for b in distinct_title[i + 1:]:
+            for b in distinct_title[i + 1 :]:
                 pairs.add((min(a, b), max(a, b)))
         features.append(counts)
         term_sets.append({key[1] for key in counts if key[0] == "uni"})
@@ -458,7 +516,9 @@ def reference_scores(papers: pl.DataFrame, k: int) -> dict[str, dict]:
             "nearest_similarity": ranked[0][0] if ranked else None,
             "nearest_paper_id": rows[ranked[0][1]]["paper_id"] if ranked and ranked[0][0] > 0 else None,
             "new_terms_share": (len(term_sets[i] - used_terms) / len(term_sets[i])) if term_sets[i] else 0.0,
-            "new_term_pairs_share": (len(pair_sets[i] - used_pairs) / len(pair_sets[i])) if pair_sets[i] else 0.0,
+            "new_term_pairs_share": (len(pair_sets[i] - used_pairs) / len(pair_sets[i]))
+            if pair_sets[i]
+            else 0.0,
         }
     return out
 
@@ -466,12 +526,21 @@ def reference_scores(papers: pl.DataFrame, k: int) -> dict[str, dict]:
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 @pytest.mark.parametrize("dense_split", [False, True])
 def test_matches_the_obvious_implementation(seed, dense_split, monkeypatch):
-    if dense_split:  # force the dense-hot / sparse-cold split even on tiny segments
+    batch = 50_000
+    if dense_split:
+        # force the dense-hot / sparse-cold split on tiny segments, several pair partitions
+        # and small text batches: the paths a million papers take
         monkeypatch.setattr(neighbours_module, "_MIN_ROWS_FOR_DENSE", 1)
         monkeypatch.setattr(neighbours_module, "_HOT_MIN_SHARE", 0.2)
+        monkeypatch.setattr(features_module, "_PAIR_ENTRIES_PER_PARTITION", 60)
+        batch = 9
     papers = random_corpus(seed, n=70)
     k = 1 + seed % 3
-    got = by_id(score_paper_novelty(papers, k=k, chunk_size=4 + 10 * seed))  # tiny to whole-segment blocks
+    got = by_id(
+        score_paper_novelty(
+            papers, k=k, chunk_size=4 + 10 * seed, text_batch_size=batch
+        )  # tiny to whole-segment blocks
+    )
     expected = reference_scores(papers, k)
     assert got.keys() == expected.keys()
     for pid, want in expected.items():
@@ -511,3 +580,15 @@ def test_output_schema_and_sort():
     assert s.schema == pl.Schema(novelty_module.output_schema())
     assert s.get_column("paper_id").to_list() == sorted(s.get_column("paper_id").to_list())
     assert s.get_column("method_version").unique().to_list() == [METHOD_VERSION]
+
+
+@pytest.mark.parametrize("n_cols", [30, 5000])  # bincount path and sort path
+def test_drop_unshared_columns_keeps_every_product(n_cols):
+    rng = np.random.default_rng(n_cols)
+    dense = (rng.random((40, n_cols)) < 8 / n_cols) * rng.random((40, n_cols))
+    matrix = sp.csr_matrix(dense.astype(np.float32))
+    dropped = neighbours_module._drop_unshared_columns(matrix)
+    used = (dense > 0).sum(axis=0)
+    assert dropped.shape == (40, int((used >= 2).sum()))
+    # the kept columns, in order: every row-row product between different rows is unchanged
+    np.testing.assert_array_equal(dropped.toarray(), dense[:, used >= 2].astype(np.float32))

@@ -238,7 +238,7 @@ def test_files_sidecars_and_truth_agree(corpus):
     bylines = mentions.filter(pl.col("byline_index").is_not_null())
     assert set(bylines["source"].unique()) <= {"scholarfeed"}
     assert bylines["byline_index"].max() <= 2
-    assert summary["counts"]["listings"] == listings.height
+    assert summary["counts"]["listings"] == listings.filter(~pl.col("partial")).height
     assert summary["params"]["seed"] == 3
 
 
@@ -305,7 +305,8 @@ def test_bad_pages_at_the_requested_share(corpus):
     for row in bad.iter_rows(named=True):
         body = (captures / row["file"]).read_bytes()
         kind = row["page_kind"]
-        n_truth = listings.filter(pl.col("file") == row["file"]).height
+        n_truth = listings.filter((pl.col("file") == row["file"]) & ~pl.col("partial")).height
+        partial = listings.filter((pl.col("file") == row["file"]) & pl.col("partial"))
         if kind == "empty":
             assert not body.strip() or b"<body>\n<div id=\"__next\"></div>" in body
         elif kind == "bot_challenge":
@@ -319,8 +320,9 @@ def test_bad_pages_at_the_requested_share(corpus):
         elif kind == "truncated":
             assert row["truncated_at"] >= 1 and n_truth == row["truncated_at"] - 1
             assert row["listed_items"] == n_truth
+            assert partial["position"].to_list() == [row["truncated_at"]]
         if kind != "truncated":
-            assert n_truth == 0
+            assert n_truth == 0 and partial.height == 0
     summary = json.loads((truth / "summary.json").read_text())
     assert summary["pages"]["by_kind"]["ok"] == 54 and summary["pages"]["bad_share"] == 0.1
 
@@ -428,3 +430,15 @@ def test_captured_at_controls_year_less_dates(tmp_path):
     assert year_less and with_year
     assert not any(", 2026" in m for m in with_year)          # this year's dates drop the year
     assert all(int(re.search(r", (\d{4})", m).group(1)) >= 2015 for m in with_year)
+
+
+def test_mutate_stamps_a_new_capture_time_only_on_changed_pages(tmp_path):
+    generate_corpus(tmp_path, profiles=40, seed=8, bad_page_share=0.0, workers=1)
+    later = datetime(2026, 11, 22, 3, 0, tzinfo=timezone.utc)
+    result = mutate(tmp_path, share=0.1, seed=5, captured_at=later)
+    changed = set(result.changed_files)
+    assert len(changed) == 4
+    for sidecar in (tmp_path / "captures").glob("*.meta.json"):
+        stamp = json.loads(sidecar.read_text())["captured_at"]
+        expected = later.isoformat() if sidecar.name[: -len(".meta.json")] in changed else "2026-11-21T00:00:00+00:00"
+        assert stamp == expected

@@ -145,13 +145,19 @@ def _prepare(mentions: pl.DataFrame) -> _Mentions:
     coauthor_keys: list[frozenset[str]] = []
     coauthor_full: list[frozenset[str]] = []
     own_forms = [name_forms(n) for n in names]
+    # Co-author names repeat across mentions: read each distinct name once.
+    name_info: dict[str, tuple[str | None, str | None, str]] = {}
     for (_, _, own_keys), co in zip(own_forms, df["coauthors"].to_list()):
         folded, keys, full = set(), set(), set()
         for name in co or []:
-            key, form, _ = name_forms(name)
+            info = name_info.get(name)
+            if info is None:
+                key, form, _ = name_forms(name)
+                info = name_info[name] = (key, form, parse_name(name).folded if key is not None else "")
+            key, form, folded_name = info
             if key is None:
                 continue
-            folded.add(parse_name(name).folded)
+            folded.add(folded_name)
             if key not in own_keys:
                 keys.add(key)
                 if form:
@@ -187,7 +193,7 @@ def _prepare(mentions: pl.DataFrame) -> _Mentions:
         ids=df["mention_id"].to_list(),
         names=names,
         folded=[p.folded for p in parsed],
-        keys=[p.keys for p in parsed],
+        keys=[f[2] for f in own_forms],  # == parse_name(n).keys, cached
         papers=papers,
         coauthor_names=coauthor_names,
         coauthor_keys=coauthor_keys,
@@ -304,24 +310,28 @@ class _ClusterView:
 def _cluster_view(m: _Mentions, roots: list[int], wanted: set[int]) -> _ClusterView:
     """Evidence of the clusters in ``wanted`` (those in some candidate pair)."""
     view = _ClusterView({}, {}, {}, {}, {}, {}, {})
+    members, coauthors, coauthors_full = view.members, view.coauthors, view.coauthors_full
+    names, papers, affiliations, venues = view.names, view.papers, view.affiliations, view.venues
     for i, r in enumerate(roots):
         if r not in wanted:
             continue
-        if r not in view.members:
-            view.members[r] = []
-            view.coauthors[r] = set()
-            view.coauthors_full[r] = set()
-        view.members[r].append(i)
-        view.coauthors[r].update(m.coauthor_keys[i])
-        view.coauthors_full[r].update(m.coauthor_full[i])
+        group = members.get(r)
+        if group is None:
+            members[r] = [i]
+            coauthors[r] = set(m.coauthor_keys[i])
+            coauthors_full[r] = set(m.coauthor_full[i])
+        else:
+            group.append(i)
+            coauthors[r].update(m.coauthor_keys[i])
+            coauthors_full[r].update(m.coauthor_full[i])
         if m.names[i]:
-            view.names.setdefault(r, set()).add(m.names[i])
+            names.setdefault(r, set()).add(m.names[i])
         if m.papers[i] is not None:
-            view.papers.setdefault(r, set()).add(m.papers[i])
+            papers.setdefault(r, set()).add(m.papers[i])
         if m.affiliation[i]:
-            view.affiliations.setdefault(r, set()).add(m.affiliation[i])
+            affiliations.setdefault(r, set()).add(m.affiliation[i])
         if m.venue[i]:
-            view.venues.setdefault(r, set()).add(m.venue[i])
+            venues.setdefault(r, set()).add(m.venue[i])
     return view
 
 

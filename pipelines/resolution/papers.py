@@ -52,7 +52,7 @@ from rapidfuzz.distance import Indel
 
 from pipelines.resolution.blocking import empty_pairs, pairs_from_keys, star_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
-from pipelines.resolution.names import parse_name, split_author_list
+from pipelines.resolution.names import name_forms, split_author_list
 from pipelines.resolution.titles import STOPWORDS, TitleComparison, compare_titles, content_tokens, title_parts, title_tokens
 
 MATCH_THRESHOLD = 0.85
@@ -137,7 +137,7 @@ def _column_or_null(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
     return pl.col(name).cast(dtype, strict=False) if name in df.columns else pl.lit(None, dtype=dtype)
 
 
-def _prepare(records: pl.DataFrame, one_to_one_between: str | None) -> tuple[pl.DataFrame, _Features]:
+def _prepare(records: pl.DataFrame, one_to_one_between: str | None) -> _Features:
     missing = {"record_id", "title"} - set(records.columns)
     if missing:
         raise ValueError(f"records lack columns: {sorted(missing)}")
@@ -164,11 +164,34 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None) -> tuple[pl.
         raise ValueError("record_id must be unique")
 
     titles = [t or "" for t in df["title"].to_list()]
-    tokens = [title_tokens(t) for t in titles]
+    # Titles and author lists repeat heavily (one paper listed on many profiles): every
+    # per-string feature is computed once per distinct value.
+    title_cache: dict[str, tuple[tuple[str, ...], str, tuple[str, ...], int]] = {}
+    tokens, keys, parts, n_content = [], [], [], []
+    for t in titles:
+        f = title_cache.get(t)
+        if f is None:
+            tok = title_tokens(t)
+            f = title_cache[t] = (tok, " ".join(tok), title_parts(t), sum(1 for w in tok if w not in STOPWORDS))
+        tokens.append(f[0])
+        keys.append(f[1])
+        parts.append(f[2])
+        n_content.append(f[3])
+    author_cache: dict[tuple[str, ...], tuple[list[frozenset[str]], frozenset[str], frozenset[str]]] = {}
     author_sets: list[list[frozenset[str]]] = []
+    author_union: list[frozenset[str]] = []
+    author_families: list[frozenset[str]] = []
     for names in df["authors"].to_list():
-        sets = [frozenset(parse_name(n).keys) for n in (names or [])]
-        author_sets.append([s for s in sets if s])
+        names_key = tuple(names or ())
+        a = author_cache.get(names_key)
+        if a is None:
+            sets = [s for s in (frozenset(name_forms(n)[2]) for n in names_key) if s]
+            union = frozenset().union(*sets)
+            # Keys are "family initial": the family names alone, for garbled lists ("RG ATV").
+            a = author_cache[names_key] = (sets, union, frozenset(k.rsplit(" ", 1)[0] for k in union))
+        author_sets.append(a[0])
+        author_union.append(a[1])
+        author_families.append(a[2])
     arxiv = [normalize_arxiv_id(a) for a in df["arxiv_id"].to_list()]
     doi = []
     for i, d in enumerate(df["doi"].to_list()):
@@ -181,50 +204,45 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None) -> tuple[pl.
         record_ids=df["record_id"].to_list(),
         titles=titles,
         tokens=tokens,
-        keys=[" ".join(t) for t in tokens],
-        parts=[title_parts(t) for t in titles],
-        n_content=[sum(1 for w in t if w not in STOPWORDS) for t in tokens],
+        keys=keys,
+        parts=parts,
+        n_content=n_content,
         author_sets=author_sets,
-        author_union=[frozenset().union(*s) if s else frozenset() for s in author_sets],
-        author_families=[frozenset(k.rsplit(" ", 1)[0] for k in keys) for keys in (frozenset().union(*s) if s else frozenset() for s in author_sets)],
+        author_union=author_union,
+        author_families=author_families,
         years=df["year"].to_list(),
         arxiv=arxiv,
         doi=doi,
         groups=df["_group"].to_list() if one_to_one_between else None,
     )
-    return df, feats
+    return feats
 
 
 def _blocking_keys(feats: _Features) -> pl.DataFrame:
-    """Long table ``(idx, key, title_key)`` of title blocking keys."""
-    n = len(feats.tokens)
-    idx = np.arange(n, dtype=np.int64)
-    content = [[w for w in t if w not in STOPWORDS] or list(t) for t in feats.tokens]
-    base = pl.DataFrame(
-        {
-            "idx": idx,
-            "content": content,
-            "glued": ["".join(t) for t in feats.tokens],
-            "title_key": feats.keys,
-        },
-        schema={"idx": pl.Int64, "content": pl.List(pl.String), "glued": pl.String, "title_key": pl.String},
-    )
-    # Whole title, and each part of a two-part title (a record may keep only the main title).
-    exact = pl.DataFrame(
-        {"idx": idx, "key": [[k, *parts] for k, parts in zip(feats.keys, feats.parts)]},
-        schema={"idx": pl.Int64, "key": pl.List(pl.String)},
-    ).explode("key").with_columns(("x|" + pl.col("key")).alias("key"))
-    ends = base.select(
-        "idx",
-        ("p|" + pl.col("content").list.head(3).list.join(" ")).alias("prefix"),
-        ("s|" + pl.col("content").list.tail(3).list.join(" ")).alias("suffix"),
-        # Characters without spaces: finds titles whose words were glued ("QueryOptimization").
-        pl.when(pl.col("glued").str.len_chars() >= 20).then("c|" + pl.col("glued").str.head(16)).alias("chars_head"),
-        pl.when(pl.col("glued").str.len_chars() >= 20).then("e|" + pl.col("glued").str.tail(16)).alias("chars_tail"),
-    )
-    words = base.select("idx", "content").explode("content").rename({"content": "word"}).drop_nulls().unique()
+    """Long table ``(idx, key, title_key)`` of title blocking keys (flat lists: fast to load)."""
+    idx_col: list[int] = []
+    key_col: list[str] = []
+    word_idx: list[int] = []
+    word_col: list[str] = []
+    for i, (tokens, key, parts) in enumerate(zip(feats.tokens, feats.keys, feats.parts)):
+        if not key:
+            continue
+        content = [w for w in tokens if w not in STOPWORDS] or list(tokens)
+        glued = "".join(tokens)
+        # Whole title and each part (a record may keep only the main title); first and last
+        # three content words; the first/last letters without spaces (glued words).
+        keys = ["x|" + key, *("x|" + p for p in parts), "p|" + " ".join(content[:3]), "s|" + " ".join(content[-3:])]
+        if len(glued) >= 20:
+            keys += ["c|" + glued[:16], "e|" + glued[-16:]]
+        idx_col += [i] * len(keys)
+        key_col += keys
+        unique_words = set(content)
+        word_idx += [i] * len(unique_words)
+        word_col += unique_words
+    fixed = pl.DataFrame({"idx": idx_col, "key": key_col}, schema={"idx": pl.Int64, "key": pl.String})
+    words = pl.DataFrame({"idx": word_idx, "word": word_col}, schema={"idx": pl.Int64, "word": pl.String})
     df_words = words.group_by("word").agg(pl.len().alias("df"))
-    # A word seen in one record only cannot pair that record with anything: skip it.
+    # Pairs of the four rarest words; a word seen in one record only cannot pair it with anything.
     rare = (
         words.join(df_words.filter(pl.col("df") > 1), on="word")
         .sort("idx", "df", "word")
@@ -236,10 +254,8 @@ def _blocking_keys(feats: _Features) -> pl.DataFrame:
         .filter(pl.col("word") < pl.col("word_r"))
         .select("idx", ("r|" + pl.col("word") + " " + pl.col("word_r")).alias("key"))
     )
-    keys = pl.concat(
-        [exact, *(ends.select("idx", pl.col(c).alias("key")) for c in ("prefix", "suffix", "chars_head", "chars_tail")), rare_pairs]
-    )
-    return keys.join(base.select("idx", "title_key"), on="idx", how="left")
+    title_keys = pl.DataFrame({"idx": np.arange(len(feats.keys), dtype=np.int64), "title_key": feats.keys})
+    return pl.concat([fixed, rare_pairs]).join(title_keys, on="idx", how="left")
 
 
 def _candidate_pairs(feats: _Features) -> pl.DataFrame:
@@ -321,6 +337,7 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
     survivors = np.flatnonzero(keep & np.array([bool(a) and bool(b) for a, b in zip(left, right)], dtype=bool))
     rows: dict[str, list] = {k: [] for k in schema}
     cache: dict[tuple[str, str], TitleComparison] = {}
+    author_cache: dict[tuple[int, int], tuple[int, float | None]] = {}
     for k in survivors:
         i, j, ki, kj = int(I[k]), int(J[k]), left[k], right[k]
         part_of = ki in feats.parts[j] or kj in feats.parts[i]
@@ -338,9 +355,16 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
             title = cache.get((ki, kj))
             if title is None:
                 title = cache[(ki, kj)] = compare_titles(feats.tokens[i], feats.tokens[j])
-        shared, overlap = _author_overlap(feats.author_sets[i], feats.author_sets[j], feats.author_union[i], feats.author_union[j])
-        if overlap == 0 and not feats.author_families[i].isdisjoint(feats.author_families[j]):
-            overlap = None  # a family name agrees, its initial not: garbled list, no evidence either way
+        # Author lists are shared objects per distinct list (``_prepare``): cache by identity.
+        sets_i, sets_j = feats.author_sets[i], feats.author_sets[j]
+        author_key = (id(sets_i), id(sets_j))
+        authors = author_cache.get(author_key)
+        if authors is None:
+            shared, overlap = _author_overlap(sets_i, sets_j, feats.author_union[i], feats.author_union[j])
+            if overlap == 0 and not feats.author_families[i].isdisjoint(feats.author_families[j]):
+                overlap = None  # a family name agrees, its initial not: garbled list, no evidence either way
+            authors = author_cache[author_key] = (shared, overlap)
+        shared, overlap = authors
         yi, yj = feats.years[i], feats.years[j]
         year_diff = abs(yi - yj) if yi is not None and yj is not None else None
         score = _combine(title, overlap, year_diff, min(feats.n_content[i], feats.n_content[j]))
@@ -500,7 +524,7 @@ def resolve_papers(records: pl.DataFrame, *, one_to_one_between: str | None = No
     """
     if records.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
-    _, feats = _prepare(records, one_to_one_between)
+    feats = _prepare(records, one_to_one_between)
     res = _resolve(feats)
     assignments = _assignments(feats, res)
     review = _review(feats, res, assignments["paper_id"].to_list())
@@ -527,7 +551,7 @@ def paper_review_pairs(records: pl.DataFrame, result: pl.DataFrame, *, one_to_on
     """
     if records.height == 0:
         return pl.DataFrame(schema=REVIEW_SCHEMA)
-    _, feats = _prepare(records, one_to_one_between)
+    feats = _prepare(records, one_to_one_between)
     res = _resolve(feats)
     mapping = dict(zip(result["record_id"].cast(pl.String).to_list(), result["paper_id"].cast(pl.String).to_list()))
     cluster_of = [mapping.get(rid, rid) for rid in feats.record_ids]

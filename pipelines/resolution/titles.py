@@ -1,24 +1,26 @@
 """Paper titles: comparison keys and a token-level diff that tells edits from different papers.
 
 Two titles are reduced to token lists (``textnorm.match_key``: case, punctuation, spacing, LaTeX
-and diacritics gone; then a light plural stemmer). The lists are aligned (``difflib``) and every
-differing stretch is classified:
+and diacritics gone; then a light plural stemmer) and their words are aligned: identical words
+(in order with ``difflib``, then moved words anywhere), then *equivalent* forms — a word joined
+or split (``data base``/``database``, ``QueryOptimization``), an acronym and its expansion
+(``LLM``/``large language model``), spelling variants (``behaviour``/``behavior``,
+``heterogenous``/``heterogeneous``, ``update``/``updating``, ``dept``/``department``). The words
+left over are classified:
 
-- *equivalent*: the same words spelled differently — plural/singular (``algorithm``/``algorithms``
-  after stemming), joined or split words (``data base``/``database``, ``non-convex``/``nonconvex``),
-  an acronym and its expansion (``LLM``/``large language model``), spelling variants
-  (``behaviour``/``behavior``, ``heterogenous``/``heterogeneous``), a morphological variant
-  (``implement``/``implementation``), stopwords;
-- *conflict* (a veto): a content word replaced by a different content word
-  (``dynamic``/``static``, ``systems``/``sources``), a negation prefix (``linear``/``nonlinear``),
-  a different number (``GPT-3``/``GPT-4``, ``Part II``/``Part III``);
-- *insertion*: content words present on one side only. In the middle of the title they weigh
-  fully (``historical relational query`` vs ``historical query``); at either end (a dropped
-  subtitle, a truncated title) they weigh half.
+- *conflict* (a veto): content words replaced by different ones in the middle, or a one/two-word
+  change at the start or end (``dynamic``/``static`` — the HONPAS pair); a negation prefix
+  (``linear``/``nonlinear``); different numbers (``GPT-3``/``GPT-4``, ``Part II``/``Part III``);
+  a word added in front of or inside a short title (``Mixture of [Neuron] Experts``);
+- *edits*: words on one side only. Inside or in front of the title they weigh 1, at the end
+  (a dropped subtitle, a truncated title) 1/2, stray letters and numbers at either end
+  (citation debris) 1/8.
 
-The title score is ``common / (common + middle + 0.5 * edge)`` over content words. A conflict
-sets ``veto``: the paper matcher never merges such a pair on title evidence (only an identical
-arXiv id or DOI can), and shows it in the review queue when the titles are otherwise close.
+The title score is ``common / (common + weighted edits)`` over content words. A conflict sets
+``veto``: the paper matcher never merges such a pair on title evidence (only an identical arXiv
+id or DOI can), and shows it in the review queue when the titles are otherwise close.
+:func:`title_parts` splits a title at ``:``/``?``/`` - ``/brackets so that a record that kept only
+the main title (or only the subtitle) can be recognised.
 """
 
 from __future__ import annotations
@@ -39,6 +41,14 @@ STOPWORDS = frozenset(
 )
 # A word made from another by one of these prefixes means the opposite, however similar the strings.
 _NEGATION_PREFIXES = ("non", "un", "a", "in", "im", "ir", "il", "dis", "anti", "de", "semi", "multi", "sub", "super")
+# Letter groups typeset as one ligature glyph, lost when text is extracted from PDFs.
+_LIGATURES = re.compile("ffi|ffl|ff|fi|fl")
+# Word endings that make a variant of one root ("updat|e" / "updat|ing").
+_ENDINGS = frozenset(
+    """ s es ed d e y ing ings ion ions ation ations al ally ly ive ative ively ity ities ness ment ments er ers
+    or ors ic ics ical ically ism ist ists ize ise ized ised izing ising able ible ance ence ant ent ure
+    ures ial ious ous""".split()
+) | {""}
 # Titles with at most this many content words change meaning when one word is added.
 SHORT_TITLE_WORDS = 4
 _ROMAN = re.compile(r"^(?=[ivxlc]+$)c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
@@ -114,21 +124,21 @@ def content_tokens(tokens: tuple[str, ...] | list[str]) -> list[str]:
     return [t for t in tokens if t not in STOPWORDS]
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def _is_number(token: str) -> bool:
     return token.isdigit() or bool(_ROMAN.match(token)) and token not in {"i", "c", "l", "v", "x"}
 
 
+@lru_cache(maxsize=200_000)
+def _is_numbered(token: str) -> bool:
+    """A number, or a word with digits glued to letters ("gpt3", "v2", "h264": part of a name)."""
+    return _is_number(token) or (not token.isdigit() and _DIGIT.search(token) is not None)
+
+
 def _numbers(tokens: list[str]) -> set[str]:
-    out = set()
-    for t in tokens:
-        if _is_number(t):
-            out.add(t)
-        else:
-            # "gpt3", "v2", "h264": digits glued to letters are part of a name; keep them exact.
-            digits = re.findall(r"\d+", t)
-            if digits and not t.isdigit():
-                out.add(t)
-    return out
+    return {t for t in tokens if _is_numbered(t)}
 
 
 def _negation_pair(a: str, b: str) -> bool:
@@ -154,11 +164,14 @@ def _is_subsequence(short: str, long_: str) -> bool:
 def spelling_variant(a: str, b: str) -> bool:
     """Same word written differently — not a different word that merely looks alike.
 
-    Accepted: one typo in a word of 6+ letters, two in 9+ (``behaviour``/``behavior``,
-    ``heterogenous``/``heterogeneous``), one root with different endings (``update``/``updating``,
-    ``implement``/``implementation``), an abbreviation (``dept``/``department``), stray digits
-    (``and1``/``and``). Refused whatever the similarity: a negation prefix (``linear``/``nonlinear``),
-    different numbers, short look-alikes (``model``/``modal``, ``local``/``global``).
+    Accepted: one root with English endings (``update``/``updating``,
+    ``implement``/``implementation``, ``adaptive``/``adaptable``); a letter dropped or doubled in
+    a word of 5+ letters (``acess``/``access``, ``heterogenous``/``heterogeneous``,
+    ``behaviour``/``behavior``); one changed letter in 8+ letters, two in 9+
+    (``optimisation``/``optimization``); an abbreviation (``dept``/``department``); a lost PDF
+    ligature (``e cient``/``efficient``); stray digits (``and1``/``and``). Refused whatever the similarity: a negation prefix (``linear``/``nonlinear``),
+    different numbers, other endings (``quantum``/``quantile``, ``graph``/``graphene``), short
+    look-alikes (``model``/``modal``, ``cluster``/``clutter``).
     """
     if a == b:
         return True
@@ -174,17 +187,18 @@ def spelling_variant(a: str, b: str) -> bool:
         return False
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     prefix = _common_prefix(a, b)
-    if prefix >= 5 and prefix >= 0.6 * len(short) and len(long_) - prefix <= 6:
+    if prefix >= 4 and a[prefix:] in _ENDINGS and b[prefix:] in _ENDINGS:
         return True
-    if 3 <= len(short) <= 5 and len(long_) >= len(short) + 3 and prefix >= 1 and _is_subsequence(short, long_):
+    if 3 <= len(short) <= 5 and len(long_) >= 2 * len(short) and prefix >= 2 and _is_subsequence(short, long_):
         return True
-    if len(short) >= 6:
+    if len(short) >= 5 and Indel.distance(a, b, score_cutoff=1) <= 1:
+        return True
+    if len(short) >= 4 and _LIGATURES.sub("", long_) == short:
+        return True  # a PDF ligature lost in extraction: "buer"/"buffer", "trac"/"traffic"
+    if len(short) >= 8:
         distance = Levenshtein.distance(a, b, score_cutoff=2)
-        if distance <= 1 or (distance == 2 and len(short) >= 9):
-            return True
-    # A letter dropped or doubled ("acess"/"access"); a changed letter in a five-letter word is
-    # too often another word ("model"/"modal").
-    return len(short) >= 5 and Indel.distance(a, b, score_cutoff=1) <= 1
+        return distance <= 1 or (distance == 2 and len(short) >= 9)
+    return False
 
 
 def _acronym_of(short: list[str], long_: list[str]) -> bool:
@@ -236,23 +250,44 @@ def compare_titles(left: tuple[str, ...], right: tuple[str, ...]) -> TitleCompar
         todo = [i for i, t in enumerate(side_a) if ma[i] is None and len(t) >= 2 and t not in STOPWORDS]
         if not todo:
             continue
-        runs: dict[str, tuple[int, int]] = {}
-        for j in range(len(side_b)):
-            if mb[j] is not None:
-                continue
-            for size in range(2, 6):
-                run = side_b[j : j + size]
-                if len(run) < size or mb[j + size - 1] is not None:
-                    break
-                for form in (
-                    "".join(run),
-                    "".join(t[0] for t in run),
-                    "".join(t[0] for t in run if t not in STOPWORDS),
-                ):
-                    runs.setdefault(form, (j, size))
+        # Only forms as long as some lookup below can hit are built (first occurrence kept, as
+        # the lookups expect): the forms of a run are the hot spot of the whole diff.
+        lengths: set[int] = set()
         for i in todo:
             token = side_a[i]
-            hit = runs.get(token) or runs.get(token.rstrip("s"))
+            lengths.update((len(token), len(token.rstrip("s")), len(_LIGATURES.sub("", token))))
+            if len(token) >= 10:
+                lengths.update(range(len(token) - 2, len(token) + 3))  # Indel distance <= 2
+        runs: dict[str, tuple[int, int]] = {}
+        n_b = len(side_b)
+        for j in range(n_b):
+            if mb[j] is not None:
+                continue
+            joined_len = len(side_b[j])
+            n_content = 0 if side_b[j] in STOPWORDS else 1
+            for size in range(2, 6):
+                if j + size > n_b or mb[j + size - 1] is not None:
+                    break
+                last = side_b[j + size - 1]
+                joined_len += len(last)
+                n_content += last not in STOPWORDS
+                run = side_b[j : j + size]
+                if joined_len in lengths:
+                    runs.setdefault("".join(run), (j, size))
+                if size in lengths:
+                    runs.setdefault("".join(t[0] for t in run), (j, size))
+                if n_content in lengths:
+                    runs.setdefault("".join(t[0] for t in run if t not in STOPWORDS), (j, size))
+        for i in todo:
+            token = side_a[i]
+            hit = runs.get(token) or runs.get(token.rstrip("s")) or runs.get(_LIGATURES.sub("", token))
+            if hit is None and len(token) >= 10:
+                # Glued words keep their plural "s" ("limitationsand") where the split words
+                # were stemmed: allow two letters of slack on long glued tokens.
+                hit = next(
+                    (pos for form, pos in runs.items() if pos[1] > 1 and len(form) >= 8 and Indel.distance(form, token, score_cutoff=2) <= 2),
+                    None,
+                )
             if hit is None:
                 continue
             j, size = hit
@@ -263,11 +298,15 @@ def compare_titles(left: tuple[str, ...], right: tuple[str, ...]) -> TitleCompar
                 mb[k] = i
             notes.append(f"{token!r}~{' '.join(side_b[j : j + size])!r}")
     # 3. Spelling variants among the rest, nearest position first.
+    # Variants share their first letter (typos, endings and abbreviations keep it).
+    by_initial: dict[str, list[int]] = {}
+    for j in range(nr):
+        if match_r[j] is None and right[j] not in STOPWORDS:
+            by_initial.setdefault(right[j][:1], []).append(j)
     for i in range(nl):
         if match_l[i] is not None or left[i] in STOPWORDS:
             continue
-        # Variants share their first letter (typos, endings and abbreviations keep it).
-        free = [j for j in range(nr) if match_r[j] is None and right[j][:1] == left[i][:1] and right[j] not in STOPWORDS]
+        free = [j for j in by_initial.get(left[i][:1], ()) if match_r[j] is None]
         for j in sorted(free, key=lambda j: abs(j - i)):
             if spelling_variant(left[i], right[j]):
                 match_l[i], match_r[j] = j, i

@@ -4,6 +4,10 @@
 field; ``author_novelty`` averages it per author. Definitions: docs/scoring.md.
 """
 
-from pipelines.scoring.novelty import METHOD_VERSION, author_novelty, score_paper_novelty
+from pipelines.scoring.novelty import (
+    METHOD_VERSION,
+    author_novelty,
+    score_paper_novelty,
+)
 
 __all__ = ["METHOD_VERSION", "author_novelty", "score_paper_novelty"]

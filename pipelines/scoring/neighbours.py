@@ -14,16 +14,23 @@ everything earlier than row i sits *before* row i, so a chunk of query rows only
 with the prefix of its segment up to the chunk's end.
 
 How it scales: for a chunk of query rows [qs, qe) and each candidate block [cs, ce) with cs < qe,
-one sparse product Q @ C.T (scipy, which releases the GIL, so chunks run on a thread pool) gives a
-dense (chunk x chunk) float32 block; not-earlier pairs are masked to -1 (similarities are >= 0);
-per row the block's top k values are merged into a running top k. Memory per thread is
-O(chunk_size^2) whatever the segment size; work is O(n^2 / 2) per segment, as for any exact search.
-Feature columns used by fewer than two rows of a segment cannot contribute to any dot product
-there and are dropped first (norms were computed before, so similarities are unchanged).
+the similarities form a dense (chunk x chunk) float32 block; not-earlier pairs are masked to -1
+(similarities are >= 0); per row the block's top k values are merged into a running top k.
+Memory per thread is O(chunk_size^2) whatever the segment size; work is O(n^2 / 2) per segment,
+as for any exact search. Chunks run on a thread pool (scipy and BLAS release the GIL).
 
-Determinism: each similarity is one sparse dot product summed in feature-id order, so it does not
-depend on chunking or threads; top-k *values* are sorted before averaging; the nearest neighbour
-is the highest similarity, ties broken by the lowest row (the earlier-sorted paper).
+Each block is the sum of two exact products over a split of the feature columns:
+- *hot* columns (used by more than ~8% of the segment: "model", "learning", ...) as a dense BLAS
+  product: a sparse product would spend most of its time on them, since two papers share a
+  column with probability (df / n)^2;
+- the other, *cold* columns as a scipy sparse product (most pairs share none or a few).
+Columns used by fewer than two rows of a segment cannot contribute to any dot product there and
+are dropped first (norms were computed before, so similarities are unchanged).
+
+Determinism: a similarity is a fixed sum (hot part + cold part, each in a fixed order) that does
+not depend on threads; top-k *values* are sorted before averaging; the nearest neighbour is the
+highest similarity, ties broken by the lowest row (the earlier-sorted paper). BLAS may round the
+last bit differently for a different block shape or CPU; callers round the results.
 """
 
 from __future__ import annotations
@@ -48,9 +55,9 @@ _PENDING_ROWS = 50_000
 
 @dataclass(frozen=True)
 class NeighbourResult:
-    mean_top_k: np.ndarray       # float64, mean of the k best similarities; nan when none earlier
-    n_earlier: np.ndarray        # int64, how many earlier papers exist in the segment
-    nearest_row: np.ndarray      # int64, row of the most similar earlier paper, -1 when none
+    mean_top_k: np.ndarray  # float64, mean of the k best similarities; nan when none earlier
+    n_earlier: np.ndarray  # int64, how many earlier papers exist in the segment
+    nearest_row: np.ndarray  # int64, row of the most similar earlier paper, -1 when none
     nearest_similarity: np.ndarray  # float64, its similarity; nan when none earlier
 
 
@@ -78,17 +85,30 @@ def count_earlier(
 
 
 def _drop_unshared_columns(matrix: sp.csr_matrix) -> sp.csr_matrix:
-    """Remove columns with fewer than two non-zeros: they add nothing to any row-row product."""
-    used = np.bincount(matrix.indices, minlength=matrix.shape[1])
-    keep = used >= 2
-    new_column = np.cumsum(keep) - 1
-    entry_kept = keep[matrix.indices]
+    """Remove columns with fewer than two non-zeros (they add nothing to any row-row product)
+    and renumber the rest in order."""
+    if matrix.nnz * 4 < matrix.shape[1]:
+        # few entries, many columns (a small category): count by sorting, not bincount
+        ordered = np.sort(matrix.indices)
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        used = np.diff(np.r_[starts, len(ordered)])
+        kept_columns = ordered[starts][used >= 2]
+        position = np.searchsorted(kept_columns, matrix.indices)
+        entry_kept = kept_columns[np.minimum(position, max(len(kept_columns) - 1, 0))] == matrix.indices
+        entry_kept &= position < len(kept_columns)
+        new_column = position[entry_kept]
+        n_kept = len(kept_columns)
+    else:
+        used = np.bincount(matrix.indices, minlength=matrix.shape[1])
+        keep = used >= 2
+        entry_kept = keep[matrix.indices]
+        new_column = (np.cumsum(keep) - 1)[matrix.indices[entry_kept]]
+        n_kept = int(keep.sum())
     row_of_entry = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
     indptr = np.zeros(matrix.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(row_of_entry[entry_kept], minlength=matrix.shape[0]), out=indptr[1:])
     return sp.csr_matrix(
-        (matrix.data[entry_kept], new_column[matrix.indices[entry_kept]], indptr),
-        shape=(matrix.shape[0], int(keep.sum())),
+        (matrix.data[entry_kept], new_column.astype(np.int32), indptr), shape=(matrix.shape[0], n_kept)
     )
 
 
@@ -140,7 +160,7 @@ def _prepare_segment(
         hot, cold = None, seg
     cold.sort_indices()
     starts = list(range(0, n_rows, chunk_size))
-    cold_t_blocks = [cold[s:min(s + chunk_size, n_rows)].T.tocsr() for s in starts]
+    cold_t_blocks = [cold[s : min(s + chunk_size, n_rows)].T.tocsr() for s in starts]
     return _Segment(hot, cold, cold_t_blocks, starts, n_rows, qy, qd, cy, cd)
 
 
@@ -154,9 +174,9 @@ def _merge_top_k(top: np.ndarray, sims: np.ndarray, k: int) -> np.ndarray:
     above = sims > kth[:, None]  # entries equal to the k-th best cannot change the values
     if int(np.count_nonzero(above)) > 4 * k * m:
         if width > k:
-            sims = np.partition(sims, width - k, axis=1)[:, width - k:]
+            sims = np.partition(sims, width - k, axis=1)[:, width - k :]
         merged = np.concatenate([top, sims], axis=1)
-        return np.partition(merged, merged.shape[1] - k, axis=1)[:, merged.shape[1] - k:]
+        return np.partition(merged, merged.shape[1] - k, axis=1)[:, merged.shape[1] - k :]
     rows, cols = np.nonzero(above)
     if len(rows) == 0:
         return top
@@ -195,7 +215,6 @@ def _query_chunk(
         if not (cy.max() < min_qy or cd.max() < min_qd):
             earlier = (cy[None, :] < qy[:, None]) | (cd[None, :] < qd[:, None])
             np.putmask(sims, ~earlier, _MISSING)
-        width = sims.shape[1]
         arg = sims.argmax(axis=1)
         val = sims[np.arange(m), arg]
         better = val > best  # strict: an earlier block (lower rows) wins ties
@@ -268,10 +287,15 @@ def earlier_neighbours(
                 _drop_unshared_columns(matrix[seg_start:seg_stop]), chunk_size, qy, qd, cy, cd
             )
             futures = [
-                (q_start, min(q_start + chunk_size, size),
-                 pool.submit(_query_chunk, segment, q_start, min(q_start + chunk_size, size), k, chunk_size))
+                (
+                    q_start,
+                    min(q_start + chunk_size, size),
+                    pool.submit(
+                        _query_chunk, segment, q_start, min(q_start + chunk_size, size), k, chunk_size
+                    ),
+                )
                 for q_start in range(0, size, chunk_size)
-                if (counts[q_start:q_start + chunk_size] > 0).any()
+                if (counts[q_start : q_start + chunk_size] > 0).any()
             ]
             del segment  # the futures hold it until they finish
             pending.append((seg_start, size, counts, futures))

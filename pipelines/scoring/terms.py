@@ -7,10 +7,11 @@ token, papers in the caller's order) so the rest of the scorer never touches Pyt
 
 Design:
 - Normalisation is ``pipelines.textnorm.match_key`` (NFKC, LaTeX stripped, diacritics folded,
-  lower case, punctuation to spaces). Calling it once per string costs ~10 µs per abstract, so
-  plain-ASCII strings with no LaTeX characters take an equivalent vectorised Polars path
-  (lower-case, non-alphanumerics to spaces) and only the rest go through ``match_key``. The two
-  paths give identical keys on the strings the fast path accepts (a test checks this).
+  lower case, punctuation to spaces); words are the runs of [0-9a-z]. Calling it once per string
+  costs ~10 µs per abstract, so plain-ASCII strings with no LaTeX characters take an equivalent
+  vectorised Polars path (lower-case, then split on non-alphanumerics) and only the rest go
+  through ``match_key``. Both give the same words on the strings the fast path accepts (a
+  property test checks this).
 - URLs are removed from the raw text first (``match_key`` would keep them as word soup), and
   sentence ends (``. ! ? ;`` followed by white space) become a break marker, so word pairs are only
   formed inside a sentence.
@@ -21,6 +22,8 @@ Design:
 
 from __future__ import annotations
 
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,18 +99,6 @@ def _lowered_or_keyed(texts: pl.Series) -> pl.Series:
     return lowered.scatter(slow_positions, slow_values)
 
 
-def clean_keys(texts: pl.Series) -> pl.Series:
-    """Normalised keys (``match_key`` semantics) of raw titles or abstracts, URLs removed,
-    sentence ends replaced by ``BREAK_TOKEN``. Nulls become empty strings."""
-    return fast_match_key(_lowered_or_keyed(texts))
-
-
-def fast_match_key(texts: pl.Series) -> pl.Series:
-    """``match_key`` for plain-ASCII text without LaTeX: lower-case, non-alphanumerics to single
-    spaces, trimmed."""
-    return texts.str.to_lowercase().str.replace_all(r"[^0-9a-z]+", " ").str.strip_chars()
-
-
 def stem_expr(word: pl.Expr) -> pl.Expr:
     """A light, plural-folding stemmer (after Harman's S-stemmer), as a Polars expression.
 
@@ -134,25 +125,42 @@ def light_stem(word: str) -> str:
 
 
 @dataclass(frozen=True)
+class TermSequences:
+    """One text field (title or abstract) of every paper as term ids.
+
+    Paper ``i``'s terms, in text order, are ``term[indptr[i]:indptr[i + 1]]`` (int32;
+    ``BREAK_ID`` marks a sentence break)."""
+
+    indptr: np.ndarray
+    term: np.ndarray
+
+    def rows(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(paper - start, term) of every token of papers [start, stop), flattened."""
+        lo, hi = int(self.indptr[start]), int(self.indptr[stop])
+        local = np.repeat(np.arange(stop - start, dtype=np.int64), np.diff(self.indptr[start : stop + 1]))
+        return local, self.term[lo:hi]
+
+
+@dataclass(frozen=True)
 class TokenStream:
-    """Term ids of every paper's title and abstract, as flat arrays in paper order.
+    """Term ids of every paper's title and abstract.
 
-    ``doc[i]`` is the paper's position in the input, ``term[i]`` its term id (``BREAK_ID`` for a
-    sentence break), tokens of one paper are contiguous and in text order. ``vocabulary[t]`` is the
-    stem of term ``t`` (ids follow the stems' sorted order) and ``surface[t]`` a readable word for
-    it (the shortest, then alphabetically first, word that stems to it).
-    """
+    Term ids follow the stems' sorted order: ``vocabulary[t]`` is the stem of term ``t`` and
+    ``surface[t]`` a readable word for it (the shortest, then alphabetically first, word that
+    stems to it)."""
 
-    title_doc: np.ndarray
-    title_term: np.ndarray
-    abstract_doc: np.ndarray
-    abstract_term: np.ndarray
+    title: TermSequences
+    abstract: TermSequences
     vocabulary: list[str]
     surface: list[str]
 
     @property
     def n_terms(self) -> int:
         return len(self.vocabulary)
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.title.indptr) - 1
 
 
 def _tokens(doc_ids: np.ndarray, texts: pl.Series) -> pl.DataFrame:
@@ -175,104 +183,138 @@ def _tokens(doc_ids: np.ndarray, texts: pl.Series) -> pl.DataFrame:
     )
 
 
+@dataclass(frozen=True)
+class _BatchText:
+    """The string work of one batch (done on worker threads): filtered tokens of each field, and
+    the batch's distinct words with their stems."""
+
+    start: int
+    stop: int
+    fields: dict[str, pl.DataFrame]  # "title" / "abstract" -> (doc, token)
+    words: pl.DataFrame  # token, stem
+
+
+def _batch_text(titles: pl.Series, abstracts: pl.Series, start: int, stop: int) -> _BatchText:
+    doc_ids = np.arange(start, stop, dtype=np.int64)
+    fields = {
+        "title": _tokens(doc_ids, titles.slice(start, stop - start)),
+        "abstract": _tokens(doc_ids, abstracts.slice(start, stop - start)),
+    }
+    words = (
+        pl.concat([fields["title"].select("token"), fields["abstract"].select("token")])
+        .filter(pl.col("token") != BREAK_TOKEN)
+        .unique()
+        .with_columns(stem=stem_expr(pl.col("token")))
+    )
+    return _BatchText(start, stop, fields, words)
+
+
 def tokenize(
-    titles: pl.Series, abstracts: pl.Series, *, batch_size: int = 100_000
+    titles: pl.Series, abstracts: pl.Series, *, batch_size: int = 50_000, n_threads: int = 1
 ) -> TokenStream:
-    """Tokenise papers (in the given order) into a ``TokenStream``."""
+    """Tokenise papers (in the given order) into a ``TokenStream``.
+
+    Batches' string work runs on ``n_threads`` threads (Polars releases the GIL); term ids are
+    assigned on this thread, in batch order."""
     if len(titles) != len(abstracts):
         raise ValueError("titles and abstracts differ in length")
     n = len(titles)
-    # stem -> provisional id (order of first appearance) and best surface word
-    vocab = pl.DataFrame(schema={"stem": pl.String, "tid": pl.Int64, "surface": pl.String})
-    parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {"title": [], "abstract": []}
-    for start in range(0, n, batch_size):
-        stop = min(n, start + batch_size)
-        doc_ids = np.arange(start, stop, dtype=np.int64)
-        batch_tokens = {
-            "title": _tokens(doc_ids, titles.slice(start, stop - start)),
-            "abstract": _tokens(doc_ids, abstracts.slice(start, stop - start)),
-        }
-        words = (
-            pl.concat([batch_tokens["title"], batch_tokens["abstract"]])
-            .filter(pl.col("token") != BREAK_TOKEN)
-            .select(pl.col("token").unique())
-            .with_columns(stem=stem_expr(pl.col("token")))
-        )
-        batch_surface = words.group_by("stem").agg(
-            pl.col("token").sort_by(pl.col("token").str.len_chars(), pl.col("token")).first().alias("surface_new")
-        )
-        merged = batch_surface.join(vocab, on="stem", how="left")
-        fresh = merged.filter(pl.col("tid").is_null()).sort("stem")
-        fresh = fresh.with_columns(tid=pl.int_range(len(vocab), len(vocab) + len(fresh), dtype=pl.Int64))
-        known = merged.filter(pl.col("tid").is_not_null())
-        improved = known.with_columns(
-            surface=pl.when(
-                (pl.col("surface_new").str.len_chars() < pl.col("surface").str.len_chars())
-                | (
-                    (pl.col("surface_new").str.len_chars() == pl.col("surface").str.len_chars())
-                    & (pl.col("surface_new") < pl.col("surface"))
-                )
+    # stem -> provisional id (order of first appearance; renumbered at the end)
+    vocab = pl.DataFrame(schema={"stem": pl.String, "tid": pl.Int64})
+    n_vocab = 0
+    all_words: list[pl.DataFrame] = []
+    parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {"title": [], "abstract": []}  # (counts, tids)
+    bounds = [(start, min(n, start + batch_size)) for start in range(0, n, batch_size)]
+    with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
+        pending: deque = deque()
+        for start, stop in bounds:
+            pending.append(pool.submit(_batch_text, titles, abstracts, start, stop))
+            if len(pending) <= max(1, n_threads):
+                continue
+            n_vocab, vocab = _assign(pending.popleft().result(), vocab, n_vocab, parts, all_words)
+        while pending:
+            n_vocab, vocab = _assign(pending.popleft().result(), vocab, n_vocab, parts, all_words)
+
+    # The readable form of each stem: its shortest, then alphabetically first, word.
+    surface_of = (
+        (
+            pl.concat(all_words)
+            .unique(subset="token")
+            .group_by("stem")
+            .agg(
+                pl.col("token")
+                .sort_by(pl.col("token").str.len_bytes(), pl.col("token"))
+                .first()
+                .alias("surface")
             )
-            .then(pl.col("surface_new"))
-            .otherwise(pl.col("surface"))
-        ).select("stem", "tid", "surface")
-        vocab = pl.concat(
-            [
-                vocab.join(improved, on="stem", how="anti"),
-                improved,
-                fresh.select("stem", "tid", pl.col("surface_new").alias("surface")),
-            ]
         )
-        token_to_tid = words.join(vocab.select("stem", "tid"), on="stem").select("token", "tid")
-        for part, frame in batch_tokens.items():
-            mapped = frame.join(token_to_tid, on="token", how="left", maintain_order="left").with_columns(
-                pl.col("tid").fill_null(BREAK_ID)
-            )
-            parts[part].append((mapped.get_column("doc").to_numpy(), mapped.get_column("tid").to_numpy()))
-
-    # Renumber by the stems' sorted order: ids independent of batch size and row order.
-    vocab = vocab.sort("tid")
-    order = np.argsort(np.array(vocab.get_column("stem").to_list(), dtype=object), kind="stable")
-    provisional_to_final = np.empty(len(order), dtype=np.int64)
-    provisional_to_final[order] = np.arange(len(order), dtype=np.int64)
-    stems = vocab.get_column("stem").to_list()
-    surfaces = vocab.get_column("surface").to_list()
-
-    def _concat(part: str) -> tuple[np.ndarray, np.ndarray]:
-        if not parts[part]:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        docs = np.concatenate([d for d, _ in parts[part]]).astype(np.int64, copy=False)
-        tids = np.concatenate([t for _, t in parts[part]]).astype(np.int64, copy=False)
-        real = tids >= 0
-        tids = tids.copy()
-        tids[real] = provisional_to_final[tids[real]]
-        return docs, tids
-
-    title_doc, title_term = _concat("title")
-    abstract_doc, abstract_term = _concat("abstract")
-    return TokenStream(
-        title_doc=title_doc,
-        title_term=title_term,
-        abstract_doc=abstract_doc,
-        abstract_term=abstract_term,
-        vocabulary=[stems[i] for i in order],
-        surface=[surfaces[i] for i in order],
+        if all_words
+        else pl.DataFrame(schema={"stem": pl.String, "surface": pl.String})
     )
+    # Renumber by the stems' sorted order: ids independent of batch size and row order.
+    vocab = vocab.join(surface_of, on="stem", how="left").sort("stem")
+    provisional_to_final = np.empty(vocab.height, dtype=np.int32)
+    provisional_to_final[vocab.get_column("tid").to_numpy()] = np.arange(vocab.height, dtype=np.int32)
+
+    def _concat(part: str) -> TermSequences:
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        if not parts[part]:
+            return TermSequences(indptr, np.empty(0, dtype=np.int32))
+        np.cumsum(np.concatenate([c for c, _ in parts[part]]), out=indptr[1:])
+        tids = np.concatenate([t for _, t in parts[part]])
+        parts[part].clear()
+        real = tids >= 0
+        tids[real] = provisional_to_final[tids[real]]
+        return TermSequences(indptr, tids)
+
+    return TokenStream(
+        title=_concat("title"),
+        abstract=_concat("abstract"),
+        vocabulary=vocab.get_column("stem").to_list(),
+        surface=vocab.get_column("surface").to_list(),
+    )
+
+
+def _assign(
+    batch: _BatchText,
+    vocab: pl.DataFrame,
+    n_vocab: int,
+    parts: dict[str, list[tuple[np.ndarray, np.ndarray]]],
+    all_words: list[pl.DataFrame],
+) -> tuple[int, pl.DataFrame]:
+    """Give the batch's new stems the next provisional ids, map its tokens to ids, and append
+    (tokens per paper, ids) to ``parts``."""
+    stems = batch.words.select("stem").unique().join(vocab, on="stem", how="left")
+    fresh = stems.filter(pl.col("tid").is_null()).sort("stem")
+    fresh = fresh.with_columns(tid=pl.int_range(n_vocab, n_vocab + fresh.height, dtype=pl.Int64))
+    vocab = pl.concat([vocab, fresh])
+    n_vocab += fresh.height
+    token_to_tid = batch.words.join(
+        pl.concat([stems.filter(pl.col("tid").is_not_null()), fresh]), on="stem"
+    ).select("token", "tid")
+    for part, frame in batch.fields.items():
+        mapped = frame.join(token_to_tid, on="token", how="left", maintain_order="left")
+        tids = mapped.get_column("tid").fill_null(BREAK_ID).to_numpy().astype(np.int32)
+        counts = np.bincount(
+            mapped.get_column("doc").to_numpy() - batch.start, minlength=batch.stop - batch.start
+        )
+        parts[part].append((counts, tids))
+    all_words.append(batch.words)
+    return n_vocab, vocab
 
 
 def terms_of(text: str | None) -> list[str]:
     """The stemmed terms of one text, in order (a readable helper for tests and docs)."""
     stream = tokenize(pl.Series([text], dtype=pl.String), pl.Series([None], dtype=pl.String))
-    return [stream.vocabulary[t] for t in stream.title_term if t >= 0]
+    return [stream.vocabulary[t] for t in stream.title.term if t >= 0]
 
 
 __all__ = [
     "BREAK_ID",
     "BREAK_TOKEN",
     "STOPWORDS",
+    "TermSequences",
     "TokenStream",
-    "clean_keys",
-    "fast_match_key",
     "light_stem",
     "stem_expr",
     "terms_of",

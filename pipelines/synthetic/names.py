@@ -89,6 +89,17 @@ VIETNAMESE_SURNAMES = (
     ("Hoang", "Hoàng", 5), ("Huynh", "Huỳnh", 4), ("Phan", "Phan", 4), ("Vu", "Vũ", 4), ("Vo", "Võ", 3),
     ("Dang", "Đặng", 2), ("Bui", "Bùi", 2), ("Do", "Đỗ", 2),
 )
+VIETNAMESE_GIVEN_PARTS = (
+    ("Van", "Văn"), ("Thi", "Thị"), ("Duc", "Đức"), ("Minh", "Minh"), ("Thanh", "Thành"), ("Quang", "Quang"),
+    ("Hoang", "Hoàng"), ("Ngoc", "Ngọc"), ("Huu", "Hữu"), ("Xuan", "Xuân"),
+)
+VIETNAMESE_GIVEN_LAST = (
+    ("Anh", "Anh"), ("Hoa", "Hoa"), ("Huy", "Huy"), ("Tuan", "Tuấn"), ("Long", "Long"), ("Khoa", "Khoa"),
+    ("Phuong", "Phương"), ("Trung", "Trung"), ("Hieu", "Hiếu"), ("Nam", "Nam"), ("Hung", "Hùng"),
+    ("Dung", "Dũng"), ("Linh", "Linh"), ("Lan", "Lan"), ("Mai", "Mai"), ("Son", "Sơn"), ("Tam", "Tâm"),
+    ("Thao", "Thảo"), ("Vinh", "Vinh"), ("Hai", "Hải"), ("Bao", "Bảo"), ("Cuong", "Cường"), ("Dat", "Đạt"),
+    ("Khanh", "Khánh"), ("Quan", "Quân"), ("Thang", "Thắng"), ("Tien", "Tiến"), ("Viet", "Việt"),
+)
 VIETNAMESE_GIVEN = (
     ("Van Anh", "Văn Anh", 3), ("Minh", "Minh", 4), ("Thi Hoa", "Thị Hoa", 2), ("Duc", "Đức", 3),
     ("Quang Huy", "Quang Huy", 3), ("Tuan", "Tuấn", 3), ("Thanh", "Thành", 3), ("Hieu", "Hiếu", 2),
@@ -130,46 +141,64 @@ INDIAN_SURNAMES = (
 EUROPEAN = {
     "german": (
         ("Jürgen", "Björn", "Jörg", "Günter", "Sören", "Lukas", "Felix", "Maximilian", "Katharina", "Anna",
-         "Jonas", "Tobias", "Matthias", "Stefan", "Andreas", "Jörn", "Jan"),
+         "Jonas", "Tobias", "Matthias", "Stefan", "Andreas", "Jörn", "Jan", "Jürgen", "Uwe", "Dieter", "Sabine",
+         "Ute", "Moritz", "Lena", "Leonie", "Florian", "Sebastian", "Christoph", "Bernd", "Malte", "Henrik",
+         "Niklas", "Timo", "Kathrin", "Dörte", "Käthe", "Torsten", "Volker", "Wolfgang", "Ralf", "Frank"),
         ("Müller", "Schäfer", "Schröder", "Köhler", "Böhm", "Krüger", "Weiß", "Groß", "Becker", "Wagner",
          "Hoffmann", "Fischer", "Weber", "Meyer", "Schulz", "Zimmermann", "Braun", "Hartmann", "Lange", "Schmid"),
     ),
     "french": (
         ("François", "Hélène", "Jérôme", "Stéphane", "Frédéric", "Céline", "Amélie", "Benoît", "Léa", "Théo",
-         "Nicolas", "Pierre", "Julien", "Mathieu", "Camille", "Sébastien"),
+         "Nicolas", "Pierre", "Julien", "Mathieu", "Camille", "Sébastien", "Émilie", "Gaëlle", "Loïc", "Anaïs",
+         "Clément", "Adrien", "Antoine", "Guillaume", "Maxime", "Romain", "Élodie", "Aurélien", "Cédric",
+         "Thibault", "Noémie", "Bérénice", "Rémi", "Yannick", "Margaux"),
         ("Lefèvre", "Dubois", "Moreau", "Lefebvre", "Girard", "Rousseau", "Mercier", "Fontaine", "Chevalier",
          "Lambert", "Faure", "Gauthier", "Perrin", "Bonnet", "Dupré", "Hébert", "Bérenger"),
     ),
     "iberian": (
         ("José", "María", "Álvaro", "Jesús", "Raúl", "Sebastián", "Andrés", "Iñaki", "João", "Gonçalo",
-         "Inês", "Lucía", "Sofía", "Carlos", "Pablo", "Diego", "Javier", "Ramón"),
+         "Inês", "Lucía", "Sofía", "Carlos", "Pablo", "Diego", "Javier", "Ramón", "Joaquín", "Martín",
+         "Tomás", "Óscar", "Víctor", "Ángel", "Rubén", "Adrián", "Marta", "Elena", "Beatriz", "Nuria", "Rocío",
+         "Guilherme", "Tiago", "Rodrigo", "Mariana", "Leonor", "Luis", "Jorge", "Miguel", "Alejandro"),
         ("García", "Martínez", "Rodríguez", "López", "Hernández", "González", "Pérez", "Sánchez", "Gómez",
          "Díaz", "Muñoz", "Jiménez", "Núñez", "Gonçalves", "Araújo", "Simões", "Fernández", "Ruiz", "Ortega"),
     ),
     "nordic": (
-        ("Søren", "Åsa", "Bjørn", "Jørgen", "Märta", "Lars", "Erik", "Ingrid", "Magnus", "Sigrid", "Anders"),
+        ("Søren", "Åsa", "Bjørn", "Jørgen", "Märta", "Lars", "Erik", "Ingrid", "Magnus", "Sigrid", "Anders",
+         "Mikael", "Henrik", "Kristian", "Håkan", "Göran", "Björn", "Fredrik", "Linnéa", "Ebba", "Oskar",
+         "Nils", "Per", "Ola", "Karin", "Sofie", "Mads", "Rasmus", "Mette", "Tove"),
         ("Østergaard", "Ångström", "Jørgensen", "Sørensen", "Lindqvist", "Nyström", "Håkansson", "Andersson",
          "Johansson", "Karlsson", "Nielsen", "Hansen"),
     ),
     "slavic": (
         ("Łukasz", "Paweł", "Wojciech", "Michał", "Małgorzata", "Agnieszka", "Krzysztof", "Tomasz", "Jiří",
-         "Tomáš", "Petr", "Lucie"),
+         "Tomáš", "Petr", "Lucie", "Jakub", "Piotr", "Marcin", "Katarzyna", "Joanna", "Bartłomiej", "Grzegorz",
+         "Przemysław", "Radosław", "Zuzana", "Ondřej", "Jan", "Martin", "Vojtěch", "Lukáš", "Kateřina", "Tereza",
+         "Marek", "Adam", "Mateusz"),
         ("Wójcik", "Kowalski", "Nowak", "Wiśniewski", "Dąbrowski", "Lewandowski", "Zieliński", "Szymański",
          "Dvořák", "Novák", "Černý", "Procházka", "Kučera"),
     ),
     "turkish": (
-        ("Çağlar", "Şükrü", "Gökhan", "Ömer", "Ayşe", "Mehmet", "Emre", "Burak", "Elif", "Oğuz"),
+        ("Çağlar", "Şükrü", "Gökhan", "Ömer", "Ayşe", "Mehmet", "Emre", "Burak", "Elif", "Oğuz", "Mustafa",
+         "Ahmet", "Hüseyin", "İbrahim", "Zeynep", "Merve", "Selin", "Barış", "Cem", "Deniz", "Kaan", "Onur",
+         "Serkan", "Tolga", "Uğur", "Volkan", "Yasin", "Gizem", "Büşra", "Furkan"),
         ("Öztürk", "Yılmaz", "Kaya", "Demir", "Şahin", "Çelik", "Yıldız", "Aydın", "Özdemir", "Arslan",
          "Doğan", "Kılıç"),
     ),
     "italian": (
         ("Giuseppe", "Marco", "Luca", "Francesca", "Giulia", "Alessandro", "Matteo", "Lorenzo", "Niccolò",
-         "Chiara", "Andrea"),
+         "Chiara", "Andrea", "Davide", "Federico", "Simone", "Stefano", "Paolo", "Riccardo", "Fabio", "Elisa",
+         "Martina", "Sara", "Valentina", "Gabriele", "Tommaso", "Filippo", "Pietro", "Emanuele", "Salvatore",
+         "Antonio", "Silvia"),
         ("Rossi", "Russo", "Ferrari", "Esposito", "Bianchi", "Romano", "Colombo", "Ricci", "Marino", "Greco",
          "Bruno", "Gallo", "Conti", "De Luca", "Costa"),
     ),
 }
 # Transliteration families: any member may be used for the same person.
+RUSSIAN_GIVEN_MORE = ("Artem", "Boris", "Denis", "Egor", "Grigory", "Igor", "Kirill", "Konstantin", "Leonid",
+                      "Maxim", "Nikita", "Oleg", "Pavel", "Roman", "Stanislav", "Timur", "Vadim", "Valery",
+                      "Viktor", "Vladimir", "Yaroslav", "Daria", "Ekaterina", "Irina", "Ksenia", "Marina",
+                      "Polina", "Svetlana", "Tatiana", "Yulia")
 RUSSIAN_GIVEN = (
     ("Alexey", "Aleksei", "Alexei"), ("Dmitry", "Dmitrii", "Dmitri"), ("Sergey", "Sergei"),
     ("Andrey", "Andrei"), ("Ivan",), ("Mikhail",), ("Nikolay", "Nikolai"), ("Elena", "Yelena"), ("Olga",),
@@ -177,12 +206,93 @@ RUSSIAN_GIVEN = (
 )
 RUSSIAN_SURNAMES = ("Ivanov", "Smirnov", "Kuznetsov", "Popov", "Sokolov", "Lebedev", "Kozlov", "Novikov",
                     "Morozov", "Petrov", "Volkov", "Solovyov", "Vasiliev", "Zaitsev", "Pavlov", "Fedorov")
+PERSIAN_GIVEN_MORE = ("Arash", "Babak", "Behnam", "Ehsan", "Farzad", "Hadi", "Hamed", "Iman", "Kaveh", "Masoud",
+                      "Milad", "Mojtaba", "Nima", "Omid", "Payam", "Pouya", "Ramin", "Saman", "Siavash", "Soheil",
+                      "Elham", "Leila", "Mahsa", "Narges", "Parisa", "Shirin", "Zahra", "Niloufar")
 PERSIAN_GIVEN = (
     ("Mohammad", "Mohammed", "Muhammad"), ("Ali",), ("Reza",), ("Hossein", "Hosein"), ("Mahdi", "Mehdi"),
     ("Amir",), ("Sara", "Sarah"), ("Fatemeh", "Fatima"), ("Hamid",), ("Majid",), ("Maryam",),
 )
 PERSIAN_SURNAMES = ("Hosseini", "Ahmadi", "Rezaei", "Mohammadi", "Karimi", "Moradi", "Jafari", "Rahimi",
                     "Hashemi", "Ghasemi", "Sadeghi", "Tehrani")
+
+# ---------------------------------------------------------------------------------------------
+# Larger pools. The lists above are the common names (they carry most of the weight, which is
+# what makes homonyms like "Wei Zhang" or "Michael Smith" frequent); surnames composed from real
+# morphemes add the long tail every culture has, so rarer names stay (mostly) unique.
+# ---------------------------------------------------------------------------------------------
+def _compose(prefixes: str, suffixes: str) -> tuple[str, ...]:
+    return tuple(p + s for p in prefixes.split() for s in suffixes.split())
+
+
+WESTERN_GIVEN_MORE = tuple((n, 1) for n in """Aaron Adrian Alan Albert Alex Alice Allison Amanda Amy Andrea Angela
+    Anthony Arthur Austin Blake Brandon Brett Bruce Caleb Cameron Carl Caroline Charles Charlotte Chloe Claire
+    Colin Connor Craig Dana Derek Dylan Edward Eli Ella Ethan Evan Frank Gabriel Grace Graham Gregory Ian Isaac
+    Jack Jacob Jason Jeffrey Jeremy Jesse Joel Jordan Joshua Julia Julian Karen Keith Kyle Lauren Leah Liam
+    Lily Logan Lucas Luke Madison Marcus Martin Megan Melissa Nathan Neil Noah Oliver Owen Patrick Philip
+    Quinn Robin Roger Rose Russell Sean Seth Simon Sophie Spencer Stephanie Stuart Timothy Todd Trevor Victor
+    Victoria Vincent Walter Wesley Zachary Zoe Abigail Audrey Brian Carter Dominic Eleanor Felix Harvey Ivy
+    Jonah Kendall Malcolm Natalie Paige Reid Sabrina Tristan Warren""".split())
+WESTERN_SURNAMES_COMPOSED = _compose(
+    "Ash Black Brad Brook Cal Cart Chester Clay Cole Craw Dal Dun East Ells Fair Fern Fox Gar Glad Gold Green "
+    "Hal Ham Hart Hay Hol Hux King Lang Lock Mar Mid Mor New Nor Pem Red Ros Rut Sand Shel Stan Stock Sut "
+    "Thorn Wal War Wel West Whit Wick Win Wood Wy",
+    "ford well ton by ley field wood man son ham worth ridge stone more dale wick combe shaw brook land bury "
+    "croft ington hurst low cott den")
+INDIAN_GIVEN_MORE = tuple((n, 1) for n in """Ajay Akash Alok Anand Anil Anjali Arun Ashok Bharat Deepika Dinesh
+    Divya Ganesh Gopal Harish Hemant Jayant Kavya Kiran Krishna Lalit Madhav Mahesh Meera Mohan Mukesh Naveen
+    Nisha Pankaj Prakash Pranav Rakesh Ravi Rohit Sachin Sameer Sanjana Shankar Shweta Sunil Tarun Uday Vijay
+    Vinay Yash Aparna Chetan Gautam Ishaan Kunal Lokesh Nandini Omkar Pallavi Ritu Sneha""".split())
+INDIAN_SURNAMES_COMPOSED = _compose(
+    "Krishna Venkata Subra Rama Bala Siva Raghu Nara Chandra Vija Sri Gopala Hari Ananth Padma Sunda Jaya Vasu "
+    "Mahadeva Shanmuga Guru Deva Kali Lakshmi Ravi Surya",
+    "murthy raman manian swamy nathan krishnan sekhar kumar chari prasad varma dasan pathi rajan")
+JAPANESE_SURNAMES_COMPOSED = _compose(
+    "Yama Naka Taka Ishi Kawa Mori Matsu Hashi Fuji Hira Koba Miya Sugi Kuro Shira Oka Kita Nishi Higashi Ao",
+    "moto mura da ta kawa shita guchi zaki hara no uchi saki oka yama bayashi")
+JAPANESE_GIVEN_MORE = tuple((n, 1) for n in """Akihiro Atsushi Daiki Eiji Hajime Haruto Hideki Hiroki Hiroto Ichiro
+    Jun Kaito Katsuya Keisuke Ken Koji Kota Makoto Masahiro Minoru Nobuyuki Osamu Ren Riku Ryota Sho Shun
+    Sota Tadashi Takumi Taro Tatsuya Tomohiro Toshiki Tsubasa Yamato Yoshiki Yuichi Yuma Yusaku Akane Emi
+    Hana Kana Kaori Megumi Misaki Nana Saki Yui""".split())
+KOREAN_SYLLABLES_MORE = tuple((n, 1) for n in """byung chul dae gyu hee hwan il jeong jong kwang kyu myung nam sook
+    suk un yong yun ha bin seon ah in gun""".split())
+CHINESE_SYLLABLES_MORE = tuple((n, 1) for n in """bao biao cai can cang ce cen chi chong chuan chun cong cui dao de
+    deng di dian du duo fa fen fu gao gen gong guo hen hou jiao jie jiu ju juan kai kuan lang lei liu lu luo
+    man mao miao mu nai neng pan ping qiu quan ren rui shang shen shi shuai shuang sui tai tang wang wei xi
+    xian xiu yuan zan zeng zhan zhang zheng zhou zhuang zong zun""".split())
+# second halves shared by several cultures' composed surnames would look wrong: each culture has its own
+EUROPEAN_SURNAMES_COMPOSED = {
+    "german": _compose("Schön Grün Stein Wald Berg Rosen Eichen Lind Brück Hölz Kirch Mühl Fried Sonnen Ober "
+                       "Neu Hoch Kloster Weiß Großk Alt Bären Dorn Falken Hagen Kessel Linden Mohn Nuss Reichen "
+                       "Sauer Tann Wies Zell", "berg mann bach feld hauser müller thal hof inger meier dorf "
+                       "brunner huber lehner reiter"),
+    "french": _compose("Du Le Beau Bon Mont Belle Val Bois Font Roche Gré Mé Chà Dé Ber Cha Gau Mar Tho Ver "
+                       "Vau Lan Mor Pel", "pont champ fort lieu court ville ain ier eau rand mont val nier chet "
+                       "vin net lard rault"),
+    "iberian": _compose("Fernánd Rodríg Gonzál Hernánd Martín Sánch Góm Vázqu Domíngu Álvar Ramír Suár Benít "
+                        "Ibáñ Muñ Peláe", "ez es") + _compose(
+                        "Vill Castell Monte Valle Torre Campo Fuen Oliv Barr Pedr", "alba anos negro verde ejón "
+                        "tes ares eira oso osa"),
+    "nordic": _compose("Lind Berg Ström Sjö Ek Ny Hag Dahl Lund Holm Sand Fors Sund Ås Björk Öst Al Eng Gran "
+                       "Hed Kvarn Löv Mal Rosen Skog Väst", "qvist ström berg gren lund dahl holm man blad sson "
+                       "gård by vik näs"),
+    "slavic": _compose("Kowal Wiśniew Dąbrow Lewandow Zieliń Szymań Kozłow Jankow Grabow Wieczor Jabłoń Majew "
+                       "Olszew Gór", "ski czyk ewicz") + _compose("Dvoř Svob Proch Kuč Marš Havl Hor Blaž Vlč Šťast",
+                                                                  "ák ek íček ný"),
+    "turkish": _compose("Öz Yıl Kay Dem Şah Çel Yıld Ayd Ars Doğ Kıl Akt Kor Tun Erd Bal Kar Ak Gül Sar Tek "
+                        "Uy Ün Koç Ata Bay", "türk maz soy kaya demir han oğlu can er taş kan gün el"),
+    "italian": _compose("Ross Bian Ferr Espos Rom Colomb Ric Marin Gre Brun Gall Cont Cost Fontan Mancin Lombard "
+                        "Moret Barb Sant Vitt Bell Cap Fior Gatt Lup Mont Pell Sorr Test Zan",
+                        "i o ini etti elli ucci one ari ano ato ardi otti"),
+}
+RUSSIAN_SURNAMES_COMPOSED = _compose(
+    "Petr Ivan Smirn Kuznets Sokol Lebed Kozl Novik Moroz Volk Zaits Pavl Fedor Orl Medved Bel Taras Gus "
+    "Vinograd Bogdan Kisel Makar Nikit Zakhar Frol Roman Semen Egor Grigor", "ov ev in sky")
+PERSIAN_SURNAMES_COMPOSED = _compose(
+    "Ahmad Mohammad Hassan Rahim Karim Jafar Ghasem Sadegh Rez Akbar Nasser Bagher Kazem Mahmoud Yousef Amir "
+    "Abbas Asgar Bahram Dariush Esmail Farhad Habib Javad Kamal Majid Morteza Naser Parviz Saeed Shahab Vahid",
+    "i zadeh pour nejad far ian khani abadi")
+
 
 CULTURES = (
     ("chinese", 46), ("western", 14), ("indian", 8), ("korean", 5), ("japanese", 3), ("vietnamese", 2),
@@ -200,20 +310,23 @@ def _cum(weighted):
 
 
 _CN_SUR_CUM = _cum(CHINESE_SURNAMES)
-_CN_SYL_CUM = _cum(CHINESE_SYLLABLES)
+_CN_SYL_CUM = _cum(tuple((n, 4 * w) for n, w in CHINESE_SYLLABLES) + CHINESE_SYLLABLES_MORE)
 _KR_SUR_CUM = _cum(KOREAN_SURNAMES)
-_KR_SYL_CUM = _cum(KOREAN_SYLLABLES)
-_JP_SUR_CUM = _cum(JAPANESE_SURNAMES)
-_JP_GIV_CUM = _cum(JAPANESE_GIVEN)
+_KR_SYL_CUM = _cum(tuple((n, 3 * w) for n, w in KOREAN_SYLLABLES) + KOREAN_SYLLABLES_MORE)
+_JP_SUR_CUM = _cum(tuple((n, w) for n, w in JAPANESE_SURNAMES) + tuple((n, 1) for n in JAPANESE_SURNAMES_COMPOSED))
+_JP_GIV_CUM = _cum(tuple((n, 2 * w) for n, w in JAPANESE_GIVEN) + JAPANESE_GIVEN_MORE)
 _VN_SUR_CUM = _cum(VIETNAMESE_SURNAMES)
 _VN_GIV_CUM = _cum(VIETNAMESE_GIVEN)
-_WE_GIV_CUM = _cum(WESTERN_GIVEN)
-_WE_SUR_CUM = _cum(WESTERN_SURNAMES)
-_IN_GIV_CUM = _cum(INDIAN_GIVEN)
-_IN_SUR_CUM = _cum(INDIAN_SURNAMES)
+_WE_GIV_CUM = _cum(tuple((n, 2 * w) for n, w in WESTERN_GIVEN) + WESTERN_GIVEN_MORE)
+_WE_SUR_CUM = _cum(tuple((n, 3 * w) for n, w in WESTERN_SURNAMES) + tuple((n, 1) for n in WESTERN_SURNAMES_COMPOSED))
+_IN_GIV_CUM = _cum(tuple((n, 2 * w) for n, w in INDIAN_GIVEN) + INDIAN_GIVEN_MORE)
+_IN_SUR_CUM = _cum(tuple((n, 2 * w) for n, w in INDIAN_SURNAMES) + tuple((n, 1) for n in INDIAN_SURNAMES_COMPOSED))
+_EU_SURNAMES = {c: families * 2 + EUROPEAN_SURNAMES_COMPOSED[c] for c, (_givens, families) in EUROPEAN.items()}
+_RU_SURNAMES = RUSSIAN_SURNAMES + RUSSIAN_SURNAMES_COMPOSED
+_FA_SURNAMES = PERSIAN_SURNAMES + PERSIAN_SURNAMES_COMPOSED
 
 
-def _pick(rng: random.Random, items, table):
+def _pick(rng: random.Random, table):
     return table[int(rng.random() * len(table))]
 
 
@@ -280,13 +393,13 @@ def make_name(rng: random.Random, culture: str) -> PersonName:
     middle = ""
     if culture in ("chinese", "korean"):
         if culture == "chinese":
-            family = _pick(rng, CHINESE_SURNAMES, _CN_SUR_CUM)[0]
+            family = _pick(rng, _CN_SUR_CUM)[0]
             n_syl = 1 if rng.random() < 0.22 else 2
-            syllables = [_pick(rng, CHINESE_SYLLABLES, _CN_SYL_CUM)[0] for _ in range(n_syl)]
+            syllables = [_pick(rng, _CN_SYL_CUM)[0] for _ in range(n_syl)]
             style = rng.choices(("joined", "hyphen_cap", "hyphen_low", "camel"), weights=(84, 8, 4, 4))[0]
         else:
-            family = _pick(rng, KOREAN_SURNAMES, _KR_SUR_CUM)[0]
-            syllables = [_pick(rng, KOREAN_SYLLABLES, _KR_SYL_CUM)[0] for _ in range(2)]
+            family = _pick(rng, _KR_SUR_CUM)[0]
+            syllables = [_pick(rng, _KR_SYL_CUM)[0] for _ in range(2)]
             style = rng.choices(("joined", "hyphen_cap", "hyphen_low", "spaced"), weights=(35, 35, 25, 5))[0]
         given = _join_syllables(syllables, style)
         canonical = f"{given} {family}"
@@ -301,8 +414,8 @@ def make_name(rng: random.Random, culture: str) -> PersonName:
         if rng.random() < 0.15:
             add("family_upper", f"{family.upper()} {given}")
     elif culture == "japanese":
-        family = _pick(rng, JAPANESE_SURNAMES, _JP_SUR_CUM)[0]
-        given = _pick(rng, JAPANESE_GIVEN, _JP_GIV_CUM)[0]
+        family = _pick(rng, _JP_SUR_CUM)[0]
+        given = _pick(rng, _JP_GIV_CUM)[0]
         canonical = f"{given} {family}"
         macron = f"{JAPANESE_MACRONS.get(given, given)} {JAPANESE_MACRONS.get(family, family)}"
         if macron != canonical:
@@ -313,8 +426,12 @@ def make_name(rng: random.Random, culture: str) -> PersonName:
         add("family_first", " ".join(reversed(canonical.split(" "))))
         family = canonical.split(" ")[-1]
     elif culture == "vietnamese":
-        fam_ascii, fam_dia, _ = _pick(rng, VIETNAMESE_SURNAMES, _VN_SUR_CUM)
-        giv_ascii, giv_dia, _ = _pick(rng, VIETNAMESE_GIVEN, _VN_GIV_CUM)
+        fam_ascii, fam_dia, _ = _pick(rng, _VN_SUR_CUM)
+        if rng.random() < 0.3:
+            giv_ascii, giv_dia, _ = _pick(rng, _VN_GIV_CUM)
+        else:   # middle + given name ("Van Anh", "Duc Huy")
+            (m_a, m_d), (l_a, l_d) = rng.choice(VIETNAMESE_GIVEN_PARTS), rng.choice(VIETNAMESE_GIVEN_LAST)
+            giv_ascii, giv_dia = f"{m_a} {l_a}", f"{m_d} {l_d}"
         with_dia = rng.random() < 0.15
         given, family = (giv_dia, fam_dia) if with_dia else (giv_ascii, fam_ascii)
         canonical = f"{given} {family}"
@@ -323,12 +440,12 @@ def make_name(rng: random.Random, culture: str) -> PersonName:
         add("initials", f"{_initial(given)} {family}")
     elif culture in ("western", "indian"):
         if culture == "western":
-            given = _pick(rng, WESTERN_GIVEN, _WE_GIV_CUM)[0]
-            family = _pick(rng, WESTERN_SURNAMES, _WE_SUR_CUM)[0]
+            given = _pick(rng, _WE_GIV_CUM)[0]
+            family = _pick(rng, _WE_SUR_CUM)[0]
             has_middle = rng.random() < 0.3
         else:
-            given = _pick(rng, INDIAN_GIVEN, _IN_GIV_CUM)[0]
-            family = _pick(rng, INDIAN_SURNAMES, _IN_SUR_CUM)[0]
+            given = _pick(rng, _IN_GIV_CUM)[0]
+            family = _pick(rng, _IN_SUR_CUM)[0]
             has_middle = rng.random() < 0.15
         middle = rng.choice("ABCDEFGHJKLMNPRSTW") + "." if has_middle else ""
         canonical = f"{given} {middle} {family}" if middle else f"{given} {family}"
@@ -339,7 +456,7 @@ def make_name(rng: random.Random, culture: str) -> PersonName:
         else:
             add("middle", f"{given} {rng.choice('ABCDEFGHJKLMNPRSTW')}. {family}")
     elif culture in EUROPEAN:
-        givens, families = EUROPEAN[culture]
+        givens, families = EUROPEAN[culture][0], _EU_SURNAMES[culture]
         given, family = rng.choice(givens), rng.choice(families)
         if culture == "iberian" and rng.random() < 0.25:
             second = rng.choice(families)
@@ -355,8 +472,8 @@ def make_name(rng: random.Random, culture: str) -> PersonName:
         add("ascii_fold", folded)
         add("initials", f"{given[0]}. {family}")
     elif culture == "russian":
-        family_forms = rng.choice(RUSSIAN_GIVEN)
-        given, family = family_forms[0], rng.choice(RUSSIAN_SURNAMES)
+        family_forms = rng.choice(RUSSIAN_GIVEN) if rng.random() < 0.5 else (rng.choice(RUSSIAN_GIVEN_MORE),)
+        given, family = family_forms[0], rng.choice(_RU_SURNAMES)
         if len(family_forms) > 1 and rng.random() < 0.4:
             given = family_forms[1]
         canonical = f"{given} {family}"
@@ -365,8 +482,8 @@ def make_name(rng: random.Random, culture: str) -> PersonName:
                 add("transliteration", f"{alt} {family}")
         add("initials", f"{given[0]}. {family}")
     else:  # persian
-        forms = rng.choice(PERSIAN_GIVEN)
-        given, family = rng.choice(forms), rng.choice(PERSIAN_SURNAMES)
+        forms = rng.choice(PERSIAN_GIVEN) if rng.random() < 0.5 else (rng.choice(PERSIAN_GIVEN_MORE),)
+        given, family = rng.choice(forms), rng.choice(_FA_SURNAMES)
         canonical = f"{given} {family}"
         for alt in forms:
             if alt != given:

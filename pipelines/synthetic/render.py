@@ -49,7 +49,7 @@ ABSTRACT_CACHE_SIZE = 4096
 @dataclass
 class PageResult:
     body: bytes
-    listings: list = field(default_factory=list)   # (position, paper, title_variant, abstract_variant)
+    listings: list = field(default_factory=list)   # (position, paper, title_variant, abstract_variant, partial)
     mentions: list = field(default_factory=list)   # (position|None, name, byline_index|None, person, kind)
     declared: int = 0
     listed: int = 0
@@ -103,12 +103,15 @@ class Doc:
     def close(self, tag_html: str) -> None:
         self.tokens.append((_CLOSE, tag_html))
 
-    def line(self, tag: str, attrs: str, parts) -> None:
+    def line(self, tag: str, attrs: str, parts, gap: bool = False) -> None:
+        """A block line; ``gap``: a blank line follows (paragraph spacing)."""
         if isinstance(parts, str):
             parts = (self.plain(parts),)
         elif not isinstance(parts[0], tuple):   # a single (html, text) pair
             parts = (parts,)
         self.tokens.append((_LINE, tag, attrs, parts))
+        if gap:
+            self.tokens.append((_BLANK,))
 
     def blank(self) -> None:
         self.tokens.append((_BLANK,))
@@ -118,30 +121,6 @@ class Doc:
 
     def item_end(self) -> None:
         self.tokens.append((_ITEM_END,))
-
-    def to_text(self) -> tuple[str, list[tuple[int, int]]]:
-        """Visible text and the (start, end) character span of every item."""
-        out: list[str] = []
-        pos = 0
-        spans: list[tuple[int, int]] = []
-        start = 0
-        for tok in self.tokens:
-            kind = tok[0]
-            if kind == _LINE:
-                text = "".join(p[1] for p in tok[3])
-                if out:
-                    pos += 1
-                out.append(text)
-                pos += len(text)
-            elif kind == _BLANK:
-                if out:
-                    pos += 1
-                out.append("")
-            elif kind == _ITEM_START:
-                start = pos + (1 if out else 0)
-            elif kind == _ITEM_END:
-                spans.append((start, pos))
-        return "\n".join(out), spans
 
     def to_html(self) -> tuple[str, list[tuple[int, int]]]:
         """The ``<main>`` inner HTML and the character span of every item within it."""
@@ -167,6 +146,67 @@ class Doc:
             out.append(frag)
             pos += len(frag) + 1
         return "\n".join(out), spans
+
+
+class TextDoc:
+    """The text-only twin of ``Doc``: same interface, keeps only the visible lines (fast path)."""
+
+    __slots__ = ("lines", "items", "_start")
+    html = False
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.items: list[tuple[int, int]] = []   # (first line, end line) of every item
+        self._start = 0
+
+    @staticmethod
+    def span(cls: str, text: str, tag: str = "span") -> tuple[None, str]:
+        return None, text
+
+    @staticmethod
+    def plain(text: str) -> tuple[None, str]:
+        return None, text
+
+    @staticmethod
+    def link(href: str | None, text: str, cls: str = "") -> tuple[None, str]:
+        return None, text
+
+    def open(self, tag_html: str) -> None:
+        pass
+
+    close = open
+
+    def line(self, tag: str, attrs: str, parts, gap: bool = False) -> None:
+        if isinstance(parts, str):
+            self.lines.append(parts)
+        elif not isinstance(parts[0], tuple):
+            self.lines.append(parts[1])
+        else:
+            self.lines.append("".join([p[1] for p in parts]))
+        if gap:
+            self.lines.append("")
+
+    def blank(self) -> None:
+        self.lines.append("")
+
+    def item_start(self) -> None:
+        self._start = len(self.lines)
+
+    def item_end(self) -> None:
+        self.items.append((self._start, len(self.lines)))
+
+    def to_text(self) -> tuple[str, list[tuple[int, int]]]:
+        """Visible text and the (start, end) character span of every item."""
+        offsets = [0]
+        for text in self.lines:
+            offsets.append(offsets[-1] + len(text) + 1)
+        spans = [(offsets[a], offsets[b] - 1) for a, b in self.items]
+        return "\n".join(self.lines), spans
+
+
+def new_doc(html: bool):
+    """A document builder: ``Doc`` (HTML and text) for HTML pages, ``TextDoc`` for text pages."""
+    return Doc(True) if html else TextDoc()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,16 +299,18 @@ def abstract_text(world: World, paper: int) -> str:
 def _byline_name(world: World, person: int, rng: FastRandom) -> tuple[str, str]:
     """How one byline shows a person: usual form, sometimes another variant, rarely a surname typo."""
     nm = world.names[person]
-    if nm.variants and rng.random() < NAME_VARIANT_RATE:
-        j = rng.randrange(len(nm.variants) + 1)
-        form = nm.canonical if j == len(nm.variants) else nm.variants[j]
+    r = rng.random()
+    if r < NAME_VARIANT_RATE and nm.variants:
+        j = int(r / NAME_VARIANT_RATE * (len(nm.variants) + 1))
+        form = nm.canonical if j >= len(nm.variants) else nm.variants[j]
+        kind = "canonical" if form == nm.canonical else nm.variant_kinds[j]
     else:
         form = nm.habitual
-    kind = "canonical" if form == nm.canonical else nm.variant_kinds[nm.variants.index(form)]
-    if rng.random() < NAME_TYPO_RATE:
-        typo = surname_typo(form, nm.family, rng)
-        if typo != form:
-            return typo, "typo"
+        kind = "canonical" if form == nm.canonical else nm.variant_kinds[nm.variants.index(form)]
+        if r >= 1.0 - NAME_TYPO_RATE:
+            typo = surname_typo(form, nm.family, rng)
+            if typo != form:
+                return typo, "typo"
     return form, kind
 
 
@@ -290,12 +332,14 @@ class _Listing:
     abstract: str
     abstract_variant: str | None
     rng: FastRandom
+    order_key: float
     byline: list = field(default_factory=list)   # (shown name, name form, person) of the first three authors
 
 
 def _listing(world: World, page: int, paper: int) -> _Listing:
     # seeded by (seed, page, paper): adding a paper to the page leaves the others unchanged
     lrng = FastRandom(seed_for(world.params.seed, page, paper, 2))
+    order_key = lrng.random()          # Scholar Feed's (relevance-like) order: stable under insertions
     title, variant = listing_title(world.paper_title[paper], lrng)
     cache = world.abstract_cache
     sentences = cache.get(paper)
@@ -309,7 +353,7 @@ def _listing(world: World, page: int, paper: int) -> _Listing:
             and sum(map(len, sentences[:-1])) + len(sentences) - 2 >= ABSTRACT_MIN):
         sentences = sentences[:-1]
         abstract_variant = "revised"
-    return _Listing(paper, title, variant, " ".join(sentences), abstract_variant, lrng)
+    return _Listing(paper, title, variant, " ".join(sentences), abstract_variant, lrng, order_key)
 
 
 def page_papers(world: World, page: int, ops: list[dict] | None = None) -> tuple[list[int], int]:
@@ -340,10 +384,10 @@ def render_page(world: World, page: int, ops: list[dict] | None = None) -> PageR
     # binary pages may be the gzip of the real page, so bad pages render it in the page's format too
     if site == SITE_BZPEER:
         by = world.paper_bz_year
-        listings.sort(key=lambda l: (-int(by[l.paper]), l.title.casefold(), l.paper))
+        listings.sort(key=lambda it: (-int(by[it.paper]), it.title.casefold(), it.paper))
         doc, facts = _bzpeer_doc(world, page, prng, name, listings, declared, bump, is_html)
     else:
-        listings.sort(key=lambda l: seed_for(params.seed, page, l.paper, 3))
+        listings.sort(key=lambda it: (it.order_key, it.paper))
         doc, facts = _scholarfeed_doc(world, page, prng, name, listings, declared, bump, is_html)
 
     result = PageResult(body=b"", declared=declared, listed=len(listings), facts=facts)
@@ -370,10 +414,15 @@ def render_page(world: World, page: int, ops: list[dict] | None = None) -> PageR
 
     result.body = body.encode("utf-8")
     result.mentions.append((None, name, None, person, _profile_name_kind(world, person, name)))
-    for pos, l in enumerate(listings[:n_complete], start=1):
-        result.listings.append((pos, l.paper, l.title_variant, l.abstract_variant))
-        for bi, (shown, mkind, who) in enumerate(l.byline):
+    for pos, item in enumerate(listings[:n_complete], start=1):
+        result.listings.append((pos, item.paper, item.title_variant, item.abstract_variant, False))
+        for bi, (shown, mkind, who) in enumerate(item.byline):
             result.mentions.append((pos, shown, bi, who, mkind))
+    if result.truncated_at is not None:
+        # the item the cut falls in: on the page, but incomplete (a cut inside the last abstract of a
+        # text capture cannot be told from a short abstract, so a parser may well return it)
+        item = listings[result.truncated_at - 1]
+        result.listings.append((result.truncated_at, item.paper, item.title_variant, item.abstract_variant, True))
     return result
 
 
@@ -394,18 +443,18 @@ def _bzpeer_doc(world: World, page: int, prng: random.Random, name: str, listing
     collaborators = _close_collaborators(world, page, known)
     url = world.page_url[page]
 
-    d = Doc(is_html)
+    d = new_doc(is_html)
     sp = d.span
     d.open('<header class="profile-hero">')
-    d.line("p", ' class="eyebrow"', "Researcher profile"); d.blank()
-    d.line("h1", ' class="profile-name"', name); d.blank()
-    d.line("p", ' class="bio"', BZPEER_BIO.format(name=name)); d.blank()
+    d.line("p", ' class="eyebrow"', "Researcher profile", gap=True)
+    d.line("h1", ' class="profile-name"', name, gap=True)
+    d.line("p", ' class="bio"', BZPEER_BIO.format(name=name), gap=True)
     d.line("p", ' class="badges"', (sp("role", "Researcher"), sp("affiliation", "Affiliation not imported"),
-                                     sp("availability", "Open to collaborate"))); d.blank()
+                                     sp("availability", "Open to collaborate")), gap=True)
     d.close("</header>")
     d.open('<section class="trust-snapshot" aria-labelledby="trust-title">')
-    d.line("h2", ' id="trust-title"', "Trust snapshot"); d.blank()
-    d.line("p", ' class="kicker"', "Quick read"); d.blank()
+    d.line("h2", ' id="trust-title"', "Trust snapshot", gap=True)
+    d.line("p", ' class="kicker"', "Quick read", gap=True)
     d.open('<ul class="quick-stats">')
     d.line("li", ' class="trust-line"', (sp("trust-score", f"Trust {score} - {trust_tier(score)}"),
                                          sp("verification", f"Verification L{level}"),
@@ -415,48 +464,49 @@ def _bzpeer_doc(world: World, page: int, prng: random.Random, name: str, listing
     d.line("li", ' class="stat"', (sp("value", count_str(topics), "strong"), sp("label", "topics")))
     d.line("li", ' class="stat"', (sp("value", count_str(collaborators), "strong"), sp("label", "close collaborators")))
     d.close("</ul>")
-    d.close("</section>"); d.blank()
+    d.close("</section>")
+    d.blank()
     d.open('<section class="actions">')
-    d.line("p", ' class="section-title"', "Actions"); d.blank()
-    d.line("p", "", "Decide how to stay connected"); d.blank()
+    d.line("p", ' class="section-title"', "Actions", gap=True)
+    d.line("p", "", "Decide how to stay connected", gap=True)
     follow = f"Follow researcher{count_str(followers)}"
     d.line("p", ' class="follow"', ((f'<button type="button" class="btn-follow">Follow researcher'
                                      f'<span class="count">{count_str(followers)}</span></button>') if is_html else None,
-                                    follow)); d.blank()
+                                    follow), gap=True)
     d.close("</section>")
     d.open('<section class="identity">')
-    d.line("h2", "", "Identity and collaboration"); d.blank()
-    d.line("p", "", "How to connect with this researcher"); d.blank()
-    d.line("p", "", "Claiming links this public author record to a researcher profile and unlocks direct collaboration workflows."); d.blank()
-    d.line("p", "", d.link(f"/login?next={url[len('https://www.bzpeer.com'):]}", "Log in to claim", "btn")); d.blank()
-    d.line("h3", "", "Direct collaboration"); d.blank()
-    d.line("p", "", "Open a focused conversation when the fit is right"); d.blank()
-    d.line("p", ' class="hint"', "Claim this author entity first to unlock direct invitations."); d.blank()
+    d.line("h2", "", "Identity and collaboration", gap=True)
+    d.line("p", "", "How to connect with this researcher", gap=True)
+    d.line("p", "", "Claiming links this public author record to a researcher profile and unlocks direct collaboration workflows.", gap=True)
+    d.line("p", "", d.link(f"/login?next={url[len('https://www.bzpeer.com'):]}", "Log in to claim", "btn"), gap=True)
+    d.line("h3", "", "Direct collaboration", gap=True)
+    d.line("p", "", "Open a focused conversation when the fit is right", gap=True)
+    d.line("p", ' class="hint"', "Claim this author entity first to unlock direct invitations.", gap=True)
     d.close("</section>")
     d.open('<section class="research-graph">')
-    d.line("h2", "", "Research graph"); d.blank()
-    d.line("p", "", "See the researcher in context"); d.blank()
-    d.line("p", "", d.link(f"/explore?author={world.page_profile_id[page]}", "Open full explorer")); d.blank()
-    d.line("p", "", "Inspect adjacent work, topics, institutions and collaborators without jumping out to a separate graph page."); d.blank()
-    d.line("h3", ' class="loading-title"', "Building this graph slice"); d.blank()
-    d.line("p", ' class="loading"', "BZPEER is loading the nearby papers, people, topics and institutions for this page."); d.blank()
+    d.line("h2", "", "Research graph", gap=True)
+    d.line("p", "", "See the researcher in context", gap=True)
+    d.line("p", "", d.link(f"/explore?author={world.page_profile_id[page]}", "Open full explorer"), gap=True)
+    d.line("p", "", "Inspect adjacent work, topics, institutions and collaborators without jumping out to a separate graph page.", gap=True)
+    d.line("h3", ' class="loading-title"', "Building this graph slice", gap=True)
+    d.line("p", ' class="loading"', "BZPEER is loading the nearby papers, people, topics and institutions for this page.", gap=True)
     d.close("</section>")
     d.open('<section class="published-work">')
-    d.line("h2", "", "Published work"); d.blank()
+    d.line("h2", "", "Published work", gap=True)
     d.line("p", ' class="count"', f"{count_str(declared)} published item(s)")
     bz_type, bz_year, bz_venue = world.paper_bz_type, world.paper_bz_year, world.paper_bz_venue
-    for l in listings:
-        p = l.paper
+    for item in listings:
+        p = item.paper
         t = int(bz_type[p])
         venue = "arXiv" if t == 0 else (vocab.VENUES_CONFERENCE if t == 1 else vocab.VENUES_JOURNAL)[int(bz_venue[p])]
         d.blank()
         d.item_start()
         d.open('<article class="work-card">')
         d.line("p", ' class="work-meta"', (sp("work-type", BZ_TYPES[t]), sp("work-year", str(int(bz_year[p]))),
-                                            sp("work-venue", venue))); d.blank()
-        href = f"/works/{slugify(l.title)}-{int(world.paper_work_id[p])}" if is_html else None
-        d.line("h3", ' class="work-title"', d.link(href, l.title)); d.blank()
-        d.line("p", ' class="work-abstract"', l.abstract)
+                                            sp("work-venue", venue)), gap=True)
+        href = f"/works/{slugify(item.title)}-{int(world.paper_work_id[p])}" if is_html else None
+        d.line("h3", ' class="work-title"', d.link(href, item.title), gap=True)
+        d.line("p", ' class="work-abstract"', item.abstract)
         d.close("</article>")
         d.item_end()
     d.close("</section>")
@@ -483,10 +533,10 @@ def _scholarfeed_doc(world: World, page: int, prng: random.Random, name: str, li
     novelty = max(5, min(95, int(round(prng.gauss(52, 10)))))
     ai_score = max(5, min(99, int(round(prng.gauss(55, 12)))))
 
-    d = Doc(is_html)
+    d = new_doc(is_html)
     sp = d.span
     d.open('<header class="author-header">')
-    d.line("p", ' class="author-name"', name); d.blank()
+    d.line("p", ' class="author-name"', name, gap=True)
     d.open('<div class="author-stats">')
     d.line("div", ' class="primary-category"', primary)
     d.line("div", ' class="stat"', (sp("label", "h-index"), sp("value", str(h), "strong")))
@@ -495,12 +545,13 @@ def _scholarfeed_doc(world: World, page: int, prng: random.Random, name: str, li
     d.line("div", ' class="stat"', (sp("label", "Novelty"), sp("value", str(novelty), "strong"), sp("unit", "%")))
     d.line("div", ' class="stat"', (sp("label", "AI Score"), sp("value", str(ai_score), "strong")))
     d.close("</div>")
-    d.close("</header>"); d.blank()
+    d.close("</header>")
+    d.blank()
     d.open('<section class="papers">')
     d.line("p", ' class="papers-count"', f"{count_str(declared)} Papers")
     comma, et_al = d.plain(", "), d.plain(" et al.")
-    for l in listings:
-        p = l.paper
+    for item in listings:
+        p = item.paper
         shown_date, iso = sf_date(int(world.paper_day[p]), capture_year)
         meta = []
         score = world.paper_score[p]
@@ -513,21 +564,21 @@ def _scholarfeed_doc(world: World, page: int, prng: random.Random, name: str, li
         authors = world.authors(p).tolist()
         parts = []
         for bi, who in enumerate(authors[:3]):
-            shown, kind = _byline_name(world, who, l.rng)
-            l.byline.append((shown, kind, who))
+            shown, kind = _byline_name(world, who, item.rng)
+            item.byline.append((shown, kind, who))
             if bi:
                 parts.append(comma)
             parts.append(sp("author", shown))
         if len(authors) > 3:
             parts.append(et_al)
-        href = f"/paper/{world.paper_arxiv[p]}v{int(world.paper_version[p])}" if is_html else None
+        href = f"/paper/{world.arxiv_id(p)}v{int(world.paper_version[p])}" if is_html else None
         d.blank()
         d.item_start()
         d.open('<article class="paper-card">')
         d.line("div", ' class="paper-meta"', tuple(meta))
-        d.line("h3", ' class="paper-title"', d.link(href, l.title)); d.blank()
-        d.line("p", ' class="authors"', tuple(parts)); d.blank()
-        d.line("p", ' class="abstract"', l.abstract)
+        d.line("h3", ' class="paper-title"', d.link(href, item.title), gap=True)
+        d.line("p", ' class="authors"', tuple(parts), gap=True)
+        d.line("p", ' class="abstract"', item.abstract)
         d.close("</article>")
         d.item_end()
     d.close("</section>")
@@ -541,12 +592,13 @@ def _known(world: World, page: int) -> np.ndarray:
 
 def _close_collaborators(world: World, page: int, known: np.ndarray) -> int:
     """Co-authors sharing at least two of the profile's papers."""
-    person = int(world.page_person[page])
-    ptr = world.paper_ptr
     if len(known) < 2:
         return 0
-    co = np.concatenate([world.paper_authors[ptr[p]:ptr[p + 1]] for p in known.tolist()])
-    _, counts = np.unique(co[co != person], return_counts=True)
+    person = int(world.page_person[page])
+    ptr = world.paper_ptr
+    rows = np.concatenate([np.arange(ptr[p], ptr[p + 1]) for p in known.tolist()])
+    co = world.paper_authors[rows]
+    counts = np.bincount(co[co != person] - co.min()) if len(co) else np.zeros(0)
     return int((counts >= 2).sum())
 
 

@@ -127,7 +127,8 @@ class World:
     paper_code_in_abstract: np.ndarray
     paper_score: np.ndarray               # Scholar Feed per-paper score, NaN when not shown
     paper_citations: np.ndarray
-    paper_arxiv: list[str]
+    paper_arxiv_month: np.ndarray         # arXiv id yymm part as yyyymm (e.g. 202603)
+    paper_arxiv_number: np.ndarray        # arXiv id number part
     paper_work_id: np.ndarray             # BZPEER work id
     paper_twin_of: np.ndarray             # -1, or the paper this one is a near-twin of
     paper_title: list[str]
@@ -161,6 +162,12 @@ class World:
     @property
     def n_pages(self) -> int:
         return len(self.page_person)
+
+    def arxiv_id(self, paper: int) -> str:
+        return arxiv_id(int(self.paper_arxiv_month[paper]), int(self.paper_arxiv_number[paper]))
+
+    def arxiv_ids(self) -> list[str]:
+        return [arxiv_id(m, n) for m, n in zip(self.paper_arxiv_month.tolist(), self.paper_arxiv_number.tolist())]
 
     def authors(self, paper: int) -> np.ndarray:
         return self.paper_authors[self.paper_ptr[paper]:self.paper_ptr[paper + 1]]
@@ -234,7 +241,10 @@ class FastRandom:
         return _mix64(self.state)
 
     def random(self) -> float:
-        return (self._next() >> 11) * (1.0 / 9007199254740992.0)
+        z = self.state = (self.state + _GOLDEN) & _M64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+        return ((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0)
 
     def randrange(self, start: int, stop: int | None = None) -> int:
         if stop is None:
@@ -246,6 +256,11 @@ class FastRandom:
 
     def choice(self, seq):
         return seq[self._next() % len(seq)]
+
+
+def arxiv_id(month_key: int, number: int) -> str:
+    """yyyymm + number -> the new-style arXiv id ``yymm.NNNNN``."""
+    return f"{month_key // 100 % 100:02d}{month_key % 100:02d}.{number:05d}"
 
 
 def day_to_date(day: int) -> date:
@@ -463,7 +478,6 @@ def build_world(params: CorpusParams) -> World:
     rank_in_month[order] = _rank_within(month_key[order])
     modulus = 29999 if rank_in_month.max(initial=0) < 29999 else 99999
     num = 1 + (rank_in_month * 7919 + (month_key * 131) % modulus) % modulus
-    arxiv = [f"{mk // 100 % 100:02d}{mk % 100:02d}.{nm:05d}" for mk, nm in zip(month_key.tolist(), num.tolist())]
     work_id = _affine_ids(n_papers, 9_999_991, 7_368_787, 1_234_567, 1_000_000)
 
     slots = draw_slots(rng, paper_field)
@@ -546,7 +560,7 @@ def build_world(params: CorpusParams) -> World:
             if title.casefold() not in seen:
                 break
         else:
-            title = f"{title} ({arxiv[p]})"
+            title = f"{title} ({arxiv_id(int(month_key[p]), int(num[p]))})"
         seen.add(title.casefold())
         titles[p], methods[p], expansions[p] = title, method, expansion
     del seen
@@ -554,7 +568,12 @@ def build_world(params: CorpusParams) -> World:
     has_name = np.array([bool(m) for m in methods])
     has_exp = np.array([bool(e) for e in expansions])
     propose_bank = np.where(has_exp & (rng.random(n_papers) < 0.5), 1, np.where(has_name, 0, 2))
-    plan, plan_mask = plan_abstracts(rng, propose_bank, code_in_abstract)
+    # in batches: the planner's temporaries are ~0.5 kB per paper
+    plans = [plan_abstracts(rng, propose_bank[lo:lo + 100_000], code_in_abstract[lo:lo + 100_000])
+             for lo in range(0, n_papers, 100_000)]
+    plan = np.concatenate([p for p, _ in plans]) if plans else np.zeros((0, PLAN_COLS), np.int16)
+    plan_mask = np.concatenate([m for _, m in plans]) if plans else np.zeros(0, np.int64)
+    del plans
 
     # --- people's names -------------------------------------------------------------------
     nrng = random.Random(params.seed * 1_000_033 + 29)
@@ -605,7 +624,7 @@ def build_world(params: CorpusParams) -> World:
         paper_ptr=ptr, paper_authors=a_person.astype(np.int64), paper_field=paper_field, paper_category=cat,
         paper_day=day, paper_version=version, paper_bz_type=bz_type, paper_bz_venue=bz_venue,
         paper_bz_year=bz_year, paper_has_code=has_code, paper_code_in_abstract=code_in_abstract,
-        paper_score=score, paper_citations=citations, paper_arxiv=arxiv, paper_work_id=work_id,
+        paper_score=score, paper_citations=citations, paper_arxiv_month=month_key, paper_arxiv_number=num, paper_work_id=work_id,
         paper_twin_of=twin_of, paper_title=titles, paper_method=methods, paper_expansion=expansions,
         paper_slots=slots, paper_numbers=numbers, paper_number_style=number_style, paper_plan=plan,
         paper_plan_mask=plan_mask, paper_propose_bank=propose_bank,
@@ -689,7 +708,9 @@ def _draw_authorship(rng, activity, sizes, comm_start, person_comm, has_profile,
             cc = person_comm[orphans[sel]]
             mate = comm_start[cc] + (rng.random(int(sel.sum())) * sizes[cc]).astype(np.int64)
             ok = mate != orphans[sel]
-            ep.append(extra_paper[sel][ok]); eperson.append(mate[ok]); ekey.append(np.full(int(ok.sum()), j))
+            ep.append(extra_paper[sel][ok])
+            eperson.append(mate[ok])
+            ekey.append(np.full(int(ok.sum()), j))
         e_paper, e_person, e_key = _drop_duplicate_authors(np.concatenate(ep), np.concatenate(eperson),
                                                            np.concatenate(ekey), n_people)
         order = np.lexsort((e_key, e_paper))
