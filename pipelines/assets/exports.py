@@ -36,7 +36,7 @@ def exports_parquet(context: dg.AssetExecutionContext, warehouse_db: WarehouseRe
           description="warehouse/analytics.duckdb: a complete copy of the warehouse for analysts, swapped in "
           "atomically after each run. Open it read-only; never open the live file while runs may write.")
 def analytics_copy(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    with warehouse_db.connect() as con:  # makes sure the schema exists and the file is checkpointed on close
+    with warehouse_db.connect():  # makes sure the schema exists; closing checkpoints the file
         pass
     info = publish.publish_analytics_copy(warehouse_db.resolved_path(), warehouse_db.analytics_path)
     return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(info["path"]), "bytes": info["bytes"]})
