@@ -88,14 +88,20 @@ def test_garbage_files_become_rejects_and_the_run_stays_green(tmp_path):
     (captures / "challenge.html").write_text(
         "<html><head><title>Just a moment...</title></head><body><h1>Checking your browser before accessing "
         "www.scholarfeed.org</h1><p>Please verify you are human.</p></body></html>")
+    # the same profile captured again that day, cut off mid-item: its complete items land, the cut one
+    # is rejected, and the marts count the profile once (the complete capture)
+    (captures / "recapture-cut.txt").write_bytes((SAMPLES / "003_5373d79505ae5ddf.txt").read_bytes()[:9000])
     path = tmp_path / "wh.duckdb"
     result = build_warehouse(captures, path)
     assert result.success
-    assert one(path, "SELECT count(*) FROM raw.page_captures") == 9
-    assert one(path, "SELECT count(*) FROM staging.profiles") == 5
-    assert one(path, "SELECT count(*) FROM staging.listings") == 48
+    assert one(path, "SELECT count(*) FROM raw.page_captures") == 10
+    assert one(path, "SELECT count(*) FROM staging.profiles") == 6
+    assert one(path, "SELECT count(*) FROM staging.profiles WHERE truncated") == 1
     reasons = dict(q(path, "SELECT reason, count(*) FROM staging.rejects GROUP BY 1"))
-    assert reasons == {"empty": 1, "not_text": 1, "unknown_site": 1, "bot_challenge": 1}
+    assert reasons == {"empty": 1, "not_text": 1, "unknown_site": 1, "bot_challenge": 1, "truncated_item": 1}
+    assert one(path, "SELECT count(*) FROM marts.author_metrics") == 5
+    assert one(path, "SELECT listed_items FROM marts.author_metrics WHERE source = 'scholarfeed' "
+                     "AND profile_name = 'Yunquan Zhang'") == 16
 
 
 def test_exports_and_analytics_copy(demo_warehouse):

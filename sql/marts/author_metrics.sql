@@ -3,7 +3,15 @@
 --   h_index_implausible: reported h-index > min(reported papers, floor(sqrt(reported citations)))
 --     (h papers with >= h citations each need h <= papers and h*h <= citations).
 --   listing_incomplete: the page declares more items than it lists.
-WITH held AS (
+-- A profile captured twice on one date (a re-capture, a duplicate file) counts once: the complete
+-- capture before a truncated one, then the latest, then the one listing most items.
+WITH day_profiles AS (
+    SELECT * FROM staging.profiles
+    WHERE partition_date = $as_of
+    QUALIFY row_number() OVER (PARTITION BY source, source_profile_id
+                               ORDER BY truncated, captured_at DESC, listed_items DESC, capture_id) = 1
+),
+held AS (
     SELECT author_id, count(DISTINCT paper_id) AS papers_held
     FROM core.authorships
     GROUP BY author_id
@@ -36,8 +44,7 @@ SELECT
                                CAST(floor(sqrt(coalesce(p.citations, 2147483647))) AS INTEGER)), FALSE)
                                                   AS h_index_implausible,
     coalesce(greatest(p.declared_items, 0) > p.listed_items, FALSE) AS listing_incomplete
-FROM staging.profiles p
+FROM day_profiles p
 LEFT JOIN core.author_profiles ap USING (source, source_profile_id)
 LEFT JOIN held ON held.author_id = ap.author_id
-WHERE p.partition_date = $as_of
 ORDER BY p.source, p.source_profile_id

@@ -8,6 +8,9 @@ WITH author_level AS (
     FROM staging.profiles p
     LEFT JOIN core.author_profiles ap USING (source, source_profile_id)
     WHERE p.citations IS NOT NULL
+    -- one point per profile and date: complete capture first, then the latest
+    QUALIFY row_number() OVER (PARTITION BY p.source, p.source_profile_id, p.partition_date
+                               ORDER BY p.truncated, p.captured_at DESC, p.capture_id) = 1
 ),
 paper_level AS (
     SELECT 'paper' AS level, w.source, CAST(NULL AS VARCHAR) AS source_profile_id, CAST(NULL AS VARCHAR) AS author_id,
