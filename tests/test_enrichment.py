@@ -494,9 +494,8 @@ def test_nightly_job_end_to_end_with_enrichment(tmp_path, apis, monkeypatch):
 
     graph = defs.resolve_asset_graph()
     core_parents = set(graph.get(dg.AssetKey(["core", "authorships"])).parent_keys)
-    if dg.AssetKey(["enrichment", "author_lists"]) not in core_parents:
-        pytest.skip("core does not depend on enrichment/author_lists yet: without that edge the job may run "
-                    "core before enrichment")
+    # core must run after enrichment, or the author lists would arrive a night late
+    assert dg.AssetKey(["enrichment", "author_lists"]) in core_parents
     assert "enrichment" in defs.resources
     captures = tmp_path / "captures"
     shutil.copytree(BUNDLED_SAMPLES, captures, ignore=shutil.ignore_patterns("__init__.py", "*.pyc"))
