@@ -196,12 +196,14 @@ def test_new_terms_and_new_pairs():
     assert by_id(score_paper_novelty(later))["new"]["new_terms_share"] == 0.0
 
 
-def test_new_terms_examples_are_capped_and_readable():
+def test_new_terms_examples_are_capped_ranked_and_readable():
     words = " ".join(f"quux{letter}word" for letter in string.ascii_lowercase[:15])
-    s = score_paper_novelty(frame([paper("p", "Networks", words, date=dt.date(2020, 1, 1))]))
-    examples = s.get_column("new_terms")[0].to_list()
+    papers = frame([paper("p", "Networks", f"{words} zebras zebras zebras", date=dt.date(2020, 1, 1))])
+    examples = score_paper_novelty(papers).get_column("new_terms")[0].to_list()
     assert len(examples) == novelty_module.MAX_NEW_TERM_EXAMPLES
-    assert "networks" in examples or all(e.startswith("quux") for e in examples)  # surface words, not stems
+    # highest TF-IDF weight first (zebra occurs three times), then alphabetical by stem;
+    # shown as the words the paper used ("networks", "zebras"), not as stems
+    assert examples == ["zebras", "networks"] + [f"quux{letter}word" for letter in "abcdefgh"]
 
 
 def test_percentiles_are_within_bounds_and_follow_novelty_raw():
@@ -339,11 +341,11 @@ def test_author_novelty():
     )
     out = author_novelty(scores, authorships)
     assert out.columns == ["author_id", "computed_novelty", "papers_scored", "method_version"]
-    rows = by_author = {r["author_id"]: r for r in out.to_dicts()}
+    by_author = {r["author_id"]: r for r in out.to_dicts()}
     assert by_author["A"]["computed_novelty"] == pytest.approx(40.0) and by_author["A"]["papers_scored"] == 2
     assert by_author["B"]["computed_novelty"] == pytest.approx(90.0) and by_author["B"]["papers_scored"] == 1
     assert by_author["C"]["computed_novelty"] is None and by_author["C"]["papers_scored"] == 0
-    assert all(r["method_version"] == METHOD_VERSION for r in rows.values())
+    assert all(r["method_version"] == METHOD_VERSION for r in by_author.values())
     assert out.get_column("author_id").to_list() == ["A", "B", "C"]
     assert author_novelty(scores.head(0), authorships.head(0)).height == 0
 

@@ -20,9 +20,11 @@ j is earlier than i  <=>  cand_year[j] < query_year[i]  or  cand_day[j] < query_
 
 from __future__ import annotations
 
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterator
+from functools import partial
+from typing import Callable, Iterator
 
 import numpy as np
 import polars as pl
@@ -49,7 +51,7 @@ class TimeKeys:
 
 @dataclass(frozen=True)
 class TfidfMatrices:
-    similarity: sp.csr_matrix  # float32, L2-normalised rows; only columns used by >= 2 papers
+    similarity: sp.csr_matrix  # float32, L2-normalised rows; entries of columns used once removed
     unigram: sp.csr_matrix  # float32, the unigram columns (term ids) with the same weights
 
 
@@ -155,26 +157,75 @@ def _count_block(tokens: TokenStream, bigram_codes: np.ndarray, start: int, stop
     return count_matrix(np.concatenate(rows), np.concatenate(cols), (stop - start, v + len(bigram_codes)))
 
 
+def _counted_block(
+    tokens: TokenStream, bigram_codes: np.ndarray, bounds: tuple[int, int]
+) -> tuple[sp.csr_matrix, tuple[np.ndarray, np.ndarray]]:
+    block = _count_block(tokens, bigram_codes, *bounds)
+    return block, _column_counts(block)
+
+
+def _column_counts(block: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct columns, rows using each) of a count block, sorted by column."""
+    ordered = np.sort(block.indices)
+    if len(ordered) == 0:
+        return ordered, np.empty(0, dtype=np.int32)
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    return ordered[starts], np.diff(np.r_[starts, len(ordered)]).astype(np.int32)
+
+
 def _weigh_block(
-    block: sp.csr_matrix, idf: np.ndarray, v: int, shared: np.ndarray, shared_column: np.ndarray
+    block: sp.csr_matrix, df: np.ndarray, n_docs: int, v: int
 ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """TF-IDF weights of a count block, L2-normalised per row; returns (unigram view,
-    similarity view with only the shared columns, renumbered)."""
-    weights = (1.0 + np.log(block.data.astype(np.float64))) * idf[block.indices]
+    """TF-IDF weights of a count block, L2-normalised per row (over all its columns).
+
+    Returns (unigram view: the term columns; similarity view: the columns used by at least two
+    papers, same numbering)."""
+    used_by = df[block.indices]
+    idf = np.log((1.0 + n_docs) / (1.0 + used_by)) + 1.0
+    weights = (1.0 + np.log(block.data.astype(np.float64))) * idf
     rows = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
     norms = np.sqrt(np.bincount(rows, weights=weights * weights, minlength=block.shape[0]))
     weights /= np.where(norms > 0, norms, 1.0)[rows]
     weighted = sp.csr_matrix((weights.astype(np.float32), block.indices, block.indptr), shape=block.shape)
     unigram = _keep_columns(weighted, block.indices < v)
-    similarity = _keep_columns(weighted, shared[block.indices])
-    n_shared = len(shared_column) and int(shared_column[-1]) + 1
     return (
         sp.csr_matrix((unigram.data, unigram.indices, unigram.indptr), shape=(block.shape[0], v)),
-        sp.csr_matrix(
-            (similarity.data, shared_column[similarity.indices].astype(np.int32), similarity.indptr),
-            shape=(block.shape[0], n_shared),
-        ),
+        _keep_columns(weighted, used_by >= 2),
     )
+
+
+def ordered_map(pool: ThreadPoolExecutor, fn: Callable, items: list, window: int) -> list:
+    """[fn(x) for x in items] on the pool, results in order, at most ``window`` tasks in flight.
+
+    ``items`` is emptied as tasks are submitted, so an input (e.g. a count block) is freed as soon
+    as its task has run: inputs and outputs do not both stay whole in memory."""
+    pending: deque = deque()
+    out = []
+    items.reverse()
+    while items:
+        pending.append(pool.submit(fn, items.pop()))
+        if len(pending) >= window:
+            out.append(pending.popleft().result())
+    while pending:
+        out.append(pending.popleft().result())
+    return out
+
+
+def _distinct_bigrams(tokens: TokenStream, batches: list[tuple[int, int]], pool, threads: int) -> np.ndarray:
+    """Sorted distinct bigram codes of all papers. Per-batch distinct codes are merged every
+    few batches, so memory stays ~2x the final array instead of the sum over batches."""
+    merged = np.empty(0, dtype=np.int64)
+    pending: list[np.ndarray] = []
+    pending_size = 0
+    for codes in ordered_map(
+        pool, lambda b: sorted_unique(_bigram_codes(tokens, *b)[1]), list(batches), threads
+    ):
+        pending.append(codes)
+        pending_size += len(codes)
+        if pending_size > max(len(merged), 1 << 22):
+            merged = sorted_unique(np.concatenate([merged, *pending]))
+            pending, pending_size = [], 0
+    return sorted_unique(np.concatenate([merged, *pending])) if pending else merged
 
 
 def tfidf_matrices(tokens: TokenStream, *, batch_docs: int = 50_000, n_threads: int = 1) -> TfidfMatrices:
@@ -184,29 +235,26 @@ def tfidf_matrices(tokens: TokenStream, *, batch_docs: int = 50_000, n_threads: 
     results are assembled in batch order, so they do not depend on the thread count."""
     v, n = tokens.n_terms, tokens.n_docs
     batches = list(doc_batches(n, batch_docs))
-    with ThreadPoolExecutor(max_workers=max(1, n_threads)) as pool:
+    threads = max(1, n_threads)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         # Pass 1: the distinct bigrams (sorted codes), so bigram columns are numbered globally.
-        distinct = list(pool.map(lambda b: sorted_unique(_bigram_codes(tokens, *b)[1]), batches))
-        bigram_codes = sorted_unique(np.concatenate(distinct)) if distinct else np.empty(0, dtype=np.int64)
-        del distinct
+        bigram_codes = _distinct_bigrams(tokens, batches, pool, threads)
         n_cols = v + len(bigram_codes)
         # Pass 2: counts per batch, and document frequencies.
-        counts = list(pool.map(lambda b: _count_block(tokens, bigram_codes, *b), batches))
-        df = np.zeros(n_cols, dtype=np.int64)
-        for block in counts:
-            df += np.bincount(block.indices, minlength=n_cols)
-        idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-        shared = df >= 2
-        shared_column = np.cumsum(shared) - 1  # similarity columns: the shared ones, renumbered
-        del df
+        counts = ordered_map(pool, partial(_counted_block, tokens, bigram_codes), list(batches), threads)
+        bigram_codes = None  # no longer needed: free it before the weighted copies are made
+        df = np.zeros(n_cols, dtype=np.int32)
+        for _, (columns, used) in counts:
+            df[columns] += used  # columns are distinct within a block
+        blocks = [block for block, _ in counts]
+        del counts
         # Pass 3: weights, norms, and the two views.
-        views = list(pool.map(lambda block: _weigh_block(block, idf, v, shared, shared_column), counts))
-    del counts
+        views = ordered_map(pool, lambda block: _weigh_block(block, df, n, v), blocks, threads)
     unigram_blocks = [u for u, _ in views]
     similarity_blocks = [s for _, s in views]
     del views
     return TfidfMatrices(
-        similarity=stack_rows(similarity_blocks, int(shared.sum())),
+        similarity=stack_rows(similarity_blocks, n_cols),
         unigram=stack_rows(unigram_blocks, v),
     )
 

@@ -87,8 +87,9 @@ def count_earlier(
 def _drop_unshared_columns(matrix: sp.csr_matrix) -> sp.csr_matrix:
     """Remove columns with fewer than two non-zeros (they add nothing to any row-row product)
     and renumber the rest in order."""
-    if matrix.nnz * 4 < matrix.shape[1]:
-        # few entries, many columns (a small category): count by sorting, not bincount
+    if matrix.nnz < matrix.shape[1]:
+        # fewer entries than columns (e.g. a category of a large corpus): count by sorting,
+        # not with a bincount as wide as all the columns
         ordered = np.sort(matrix.indices)
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
         used = np.diff(np.r_[starts, len(ordered)])

@@ -176,7 +176,7 @@ def score_paper_novelty(
     k: int = 5,
     chunk_size: int = 2048,
     n_threads: int | None = None,
-    text_batch_size: int = 50_000,
+    text_batch_size: int = 25_000,
 ) -> pl.DataFrame:
     """Score every paper's novelty (see the module docstring and docs/scoring.md).
 
@@ -200,8 +200,21 @@ def score_paper_novelty(
     matrices = tfidf_matrices(tokens, batch_docs=text_batch_size, n_threads=threads)
     keys = _time_keys(frame)
 
+    # New terms: flags on the unigram entries, examples ranked by the term's weight in the paper.
+    # (Vocabulary components first, so the unigram matrix and the tokens are freed before the
+    # similarity search, the longest and most memory-hungry step.)
+    unigram = matrices.unigram
+    term_new = first_use_flags(unigram, keys)
+    new_terms_share = share_per_row(unigram, term_new)
+    examples = _new_term_examples(unigram, term_new, tokens.surface)
+    del unigram, term_new
+    similarity = matrices.similarity
+    del matrices
+    new_term_pairs_share = new_pair_shares(tokens, keys, batch_docs=text_batch_size, n_threads=threads)
+    del tokens
+
     result = earlier_neighbours(
-        matrices.similarity,
+        similarity,
         _segments(frame.get_column("category")),
         keys.query_year,
         keys.cand_year,
@@ -211,16 +224,7 @@ def score_paper_novelty(
         chunk_size=chunk_size,
         n_threads=threads,
     )
-    unigram = matrices.unigram
-    del matrices
-
-    # New terms: flags on the unigram entries, examples ranked by the term's weight in the paper.
-    term_new = first_use_flags(unigram, keys)
-    new_terms_share = share_per_row(unigram, term_new)
-    examples = _new_term_examples(unigram, term_new, tokens.surface)
-    del unigram, term_new
-    new_term_pairs_share = new_pair_shares(tokens, keys, batch_docs=text_batch_size, n_threads=threads)
-    del tokens
+    del similarity
 
     cold = result.n_earlier == 0
     novelty_raw = np.where(cold, 1.0, np.clip(1.0 - result.mean_top_k, 0.0, 1.0))

@@ -229,7 +229,7 @@ def tokenize(
         pending: deque = deque()
         for start, stop in bounds:
             pending.append(pool.submit(_batch_text, titles, abstracts, start, stop))
-            if len(pending) <= max(1, n_threads):
+            if len(pending) < max(1, n_threads):  # at most n_threads batches alive at once
                 continue
             n_vocab, vocab = _assign(pending.popleft().result(), vocab, n_vocab, parts, all_words)
         while pending:
