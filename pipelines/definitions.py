@@ -16,10 +16,16 @@ from pipelines.resources.great_expectations import GreatExpectationsResource
 
 all_assets = dg.load_assets_from_modules([ingest, staging, enrichment, core, marts, exports])
 
+# The default run config: one process per run (see the executor note below). A run can switch to
+# {"execution": {"config": {"multiprocess": {"max_concurrent": N}}}} in the launchpad or in
+# `dg launch --config`, and then parses its shards side by side.
+IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
+
 refresh_job = dg.define_asset_job(
     "nightly_refresh",
     selection=dg.AssetSelection.all(),
     partitions_def=daily_partitions,
+    config=IN_PROCESS,
     description="Everything for one capture date: land pages, parse, resolve, build marts and exports.",
 )
 
@@ -48,9 +54,12 @@ defs = dg.Definitions(
     jobs=[refresh_job],
     schedules=[nightly_schedule],
     resources=build_resources(),
-    # Every step is in the one-slot "warehouse" pool, so a run can never run two steps at once:
-    # the default multiprocess executor would only add a fresh Python (dagster, Polars, DuckDB,
-    # Great Expectations imports) per step — minutes per run instead of seconds. The pool still
-    # applies in-process: each step claims the slot from the instance, across runs.
-    executor=dg.in_process_executor,
+    # Every step that touches DuckDB is in the one-slot "warehouse" pool; only the parse shards
+    # (staging) and the HTTP fetches can run side by side. In-process is the default (the nightly
+    # job's config): a multiprocess run pays a fresh Python (dagster, Polars, DuckDB, Great
+    # Expectations imports) per step, which only pays off when a night has many parse shards.
+    # multi_or_in_process lets a run choose multiprocess in its run config; the same definitions
+    # run on the Celery/Kubernetes executors (docs/scaling.md). The pool applies to every executor:
+    # each step claims the slot from the instance, across runs.
+    executor=dg.multi_or_in_process_executor,
 )

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
+import tempfile
 from datetime import date, datetime, timezone
+from pathlib import Path
 from typing import Iterable
 
 import polars as pl
@@ -21,6 +22,7 @@ from pipelines.sources.base import Capture
 from pipelines.textnorm import match_key
 
 BATCH_PAGES = 2000  # pages held in memory at once while landing and parsing
+SHARD_PAGES = 20000  # pages per parse shard (one Dagster step each); SCHOLARHOUSE_PARSE_SHARD_PAGES
 
 RAW_SCHEMA = {
     "capture_id": pl.String, "source": pl.String, "url": pl.String, "source_profile_id": pl.String,
@@ -257,52 +259,142 @@ def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageT
     return stats
 
 
-def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pages: int = BATCH_PAGES) -> dict:
-    """Replace the partition's staging rows: copy unchanged pages' rows, parse the others in
-    batches, all in one transaction."""
+def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pages: int = BATCH_PAGES,
+                    shard_pages: int | None = None, work_dir: Path | None = None) -> dict:
+    """Replace the partition's staging rows: copy unchanged pages' rows, parse the others, all
+    written in one transaction. The three steps the staging asset runs as separate Dagster steps
+    (:func:`plan_parse`, :func:`parse_shard` per shard, :func:`write_staging`), in one process."""
     timer = timer or StageTimer()
+    with tempfile.TemporaryDirectory(prefix="parse-", dir=work_dir) as tmp:
+        with timer.stage("plan"):
+            plan = plan_parse(con, day, Path(tmp), shard_pages=shard_pages)
+        parsed = []
+        for shard in plan["shards"]:
+            with timer.stage("parse", rows=shard["pages"]):
+                parsed.append(parse_shard(shard, batch_pages=batch_pages))
+        with timer.stage("land"):
+            written = write_staging(con, day, parsed)
+    return {"pages_parsed": plan["pages_to_parse"], "pages_unchanged_reused": plan["pages_unchanged_reused"], **written}
+
+
+# ---- sharded parsing: plan (reads the warehouse) -> parse shards (no warehouse) -> write -------------
+# The parse is the CPU-heavy part of staging and needs no database: the plan exports the pages to
+# parse as Parquet shards, any number of workers parse them (in parallel on a multiprocess or
+# distributed executor), and one writer loads the results. Only plan and write hold the warehouse.
+
+def shard_size(configured: int | None = None) -> int:
+    """Pages per parse shard: SCHOLARHOUSE_PARSE_SHARD_PAGES, else SHARD_PAGES."""
+    if configured:
+        return max(1, int(configured))
+    env = os.environ.get("SCHOLARHOUSE_PARSE_SHARD_PAGES")
+    return max(1, int(env)) if env else SHARD_PAGES
+
+
+def plan_parse(con, day: date, work_dir: Path, *, shard_pages: int | None = None) -> dict:
+    """Export the partition's pages that need parsing (not reusable from an earlier night; one url
+    per body, the first in url order) to Parquet shards in ``work_dir``.
+
+    Returns ``{"shards": [{"day", "path", "pages"}...], "pages_to_parse", "pages_unchanged_reused"}``.
+    """
+    size = shard_size(shard_pages)
     reused = find_reusable_captures(con, day)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE pages_to_parse AS
         SELECT url, row_number() OVER (ORDER BY url) AS n FROM raw.page_captures
         WHERE partition_date = $day AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
+        QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY url) = 1
     """, {"day": day})
     total = warehouse.scalar(con, "SELECT count(*) FROM pages_to_parse")
-    counts = {"profiles": 0, "listings": 0, "rejects": 0}
-    done_ids: set[str] = set()
+    work_dir.mkdir(parents=True, exist_ok=True)
+    shards = []
+    for k, start in enumerate(range(0, total, size)):
+        path = work_dir / f"{day.isoformat()}-shard-{k:05d}.parquet"
+        # A fresh row number over the already-numbered pages: COPY takes no prepared parameters.
+        con.execute(f"""
+            COPY (
+                SELECT r.* FROM raw.page_captures r JOIN pages_to_parse p USING (url)
+                WHERE r.partition_date = DATE '{day.isoformat()}' AND p.n > {int(start)} AND p.n <= {int(start + size)}
+                ORDER BY r.url
+            ) TO '{_sql_path(path)}' (FORMAT parquet)
+        """)
+        shards.append({"day": day.isoformat(), "path": str(path), "pages": min(size, total - start)})
+    return {"shards": shards, "pages_to_parse": total, "pages_unchanged_reused": reused}
+
+
+def parse_shard(shard: dict, *, batch_pages: int = BATCH_PAGES, workers: int | None = None) -> dict:
+    """Parse one shard's pages (batches of ``batch_pages``; a process pool when the shard holds more
+    than one batch) and write its profiles/listings/rejects next to it as Parquet. No warehouse."""
+    source = Path(shard["path"])
+    pages = shard["pages"]
+    workers = parse_workers(pages, batch_pages) if workers is None else workers
 
     def batches():
-        for start in range(0, total, batch_pages):
-            raw = warehouse.read_frame(con, """
-                SELECT r.* FROM raw.page_captures r JOIN pages_to_parse p USING (url)
-                WHERE r.partition_date = ? AND p.n > ? AND p.n <= ? ORDER BY r.url
-            """, [day, start, start + batch_pages])
-            raw = raw.filter(~pl.col("capture_id").is_in(list(done_ids)))  # a body seen at two urls: parse once
-            done_ids.update(raw["capture_id"].to_list())
-            yield raw
+        lazy = pl.scan_parquet(source)
+        for start in range(0, pages, batch_pages):
+            yield lazy.slice(start, batch_pages).collect()
 
+    parts: dict[str, list[pl.DataFrame]] = {"profiles": [], "listings": [], "rejects": []}
+    for profiles, listings, rejects in _parse_batches(batches(), workers=workers):
+        parts["profiles"].append(profiles)
+        parts["listings"].append(listings)
+        parts["rejects"].append(rejects)
+    out = {"day": shard["day"], "pages": pages}
+    schemas = {"profiles": PROFILE_SCHEMA, "listings": LISTING_SCHEMA, "rejects": REJECT_SCHEMA}
+    for table, frames in parts.items():
+        frame = pl.concat(frames) if frames else pl.DataFrame(schema=schemas[table])
+        path = source.with_name(f"{source.stem}.{table}.parquet")
+        frame.write_parquet(path)
+        out[table] = str(path)
+        out[f"parsed_{table}"] = frame.height
+    return out
+
+
+def write_staging(con, day: date, parsed: list[dict]) -> dict:
+    """Replace the partition's staging rows with the parsed shards plus copies of the unchanged
+    pages' earlier rows, in one transaction.
+
+    The raw pages are checked again here: a page landed after the plan (a re-run of the raw step
+    in between) is parsed now, and parsed rows of a page no longer in raw are dropped, so the
+    staging rows always match the raw rows they are written against."""
+    find_reusable_captures(con, day)
+    expected = warehouse.read_frame(con, """
+        SELECT r.* FROM raw.page_captures r
+        WHERE r.partition_date = ? AND r.capture_id NOT IN (SELECT capture_id FROM reusable_captures)
+        QUALIFY row_number() OVER (PARTITION BY r.capture_id ORDER BY r.url) = 1
+    """, [day])
+    wanted = set(expected["capture_id"].to_list())
+    tables = {"profiles": [], "listings": [], "rejects": []}
+    for part in parsed:
+        if part.get("day") != day.isoformat():
+            continue
+        for table in tables:
+            tables[table].append(pl.read_parquet(part[table]))
+    frames = {
+        table: (pl.concat(frames) if frames else pl.DataFrame(schema=schema))
+        for (table, frames), schema in zip(tables.items(), (PROFILE_SCHEMA, LISTING_SCHEMA, REJECT_SCHEMA))
+    }
+    covered = set().union(*(set(f["capture_id"].to_list()) for f in frames.values()))
+    missing = expected.filter(~pl.col("capture_id").is_in(list(covered)))
+    if missing.height:
+        late = stage_captures(missing)
+        frames = {t: pl.concat([frames[t], extra]) for t, extra in zip(frames, late)}
+    frames = {t: f.filter(pl.col("capture_id").is_in(list(wanted))) for t, f in frames.items()}
     con.execute("BEGIN TRANSACTION")
     try:
         for table in ("staging.profiles", "staging.listings", "staging.rejects"):
             con.execute(f"DELETE FROM {table} WHERE partition_date = ?", [day])
-        loop_start, writing = time.perf_counter(), 0.0
-        for profiles, listings, rejects in _parse_batches(batches(), workers=parse_workers(total, batch_pages)):
-            write_start = time.perf_counter()
-            with timer.stage("land", rows=listings.height):
-                for table, frame in (("staging.profiles", profiles), ("staging.listings", listings), ("staging.rejects", rejects)):
-                    warehouse.insert_frame(con, table, frame)
-            writing += time.perf_counter() - write_start
-            counts["profiles"] += profiles.height
-            counts["listings"] += listings.height
-            counts["rejects"] += rejects.height
-        timer.add("parse", time.perf_counter() - loop_start - writing, rows=total)  # parsing overlaps the writes
-        with timer.stage("land"):
-            copy_reused_rows(con, day)
+        for table, frame in frames.items():
+            warehouse.insert_frame(con, f"staging.{table}", frame)
+        copy_reused_rows(con, day)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return {"pages_parsed": total, "pages_unchanged_reused": reused, **{f"parsed_{k}": v for k, v in counts.items()}}
+    return {f"parsed_{t}": f.height for t, f in frames.items()} | {"pages_parsed_late": missing.height}
+
+
+def _sql_path(path: Path) -> str:
+    return str(path).replace("'", "''")
 
 
 def parse_workers(pages: int, batch_pages: int) -> int:

@@ -127,9 +127,9 @@ def run_night(wh: Path, captures: Path, day: date, exports_dir: Path) -> tuple[d
         publish.publish_analytics_copy(wh, wh.parent / "analytics.duckdb")
     total = time.perf_counter() - start
     t = timer.summary()
-    # "parse" includes reading and decoding the files; "core" is the core step minus the two matchers
+    # "parse" includes reading and decoding the files and exporting the pages to parse as shards; "core" is the core step minus the two matchers
     merged = {
-        "parse": _sum(t, ["read_and_decode", "parse"], rows=t.get("parse", {}).get("rows") or land["pages"]),
+        "parse": _sum(t, ["read_and_decode", "plan", "parse"], rows=t.get("parse", {}).get("rows") or land["pages"]),
         "land": t.get("land", {}),
         "resolve_papers": t.get("resolve_papers", {}),
         "resolve_authors": t.get("resolve_authors", {}),

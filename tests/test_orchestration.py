@@ -92,14 +92,31 @@ def test_every_step_that_touches_duckdb_is_in_the_one_writer_pool_and_retries(as
     for definition in definitions:
         name = definition.node_def.name
         assert "warehouse_db" in definition.required_resource_keys, f"{name} does not use the warehouse"
-        assert definition.node_def.pool == POOL, name
+        for op_def in _ops(definition.node_def):
+            if op_def.name in NO_DATABASE_OPS:
+                assert op_def.pool is None and "warehouse_db" not in op_def.required_resource_keys, op_def.name
+            else:
+                assert op_def.pool == POOL, op_def.name
+                assert "warehouse_db" in op_def.required_resource_keys, op_def.name
     for assets_def in definitions:
         if isinstance(assets_def, dg.AssetChecksDefinition):
             continue  # a check reads and reports; a failed read is a failed check, not a retry
-        policy = assets_def.node_def.retry_policy
-        assert policy is not None and policy.max_retries >= 1, assets_def.node_def.name
+        for op_def in _ops(assets_def.node_def):
+            policy = op_def.retry_policy
+            assert policy is not None and policy.max_retries >= 1, op_def.name
         for key in assets_def.keys:
-            assert asset_graph.get(key).pools == {POOL}, key
+            assert POOL in asset_graph.get(key).pools, key
+
+
+# Steps that open no database and may run side by side (the staging graph's parse shards).
+NO_DATABASE_OPS = {"parse_shard"}
+
+
+def _ops(node_def) -> list:
+    """The ops of an op or a graph (graph-backed assets)."""
+    if isinstance(node_def, dg.GraphDefinition):
+        return [op for node in node_def.node_defs for op in _ops(node)]
+    return [node_def]
 
 
 def test_every_contract_table_has_a_blocking_gate(asset_graph):
@@ -130,9 +147,11 @@ def test_the_nightly_job_covers_every_asset_and_check_in_one_process(defs, asset
     assert set(job.asset_layer.asset_graph.asset_check_keys) == set(asset_graph.asset_check_keys)
     for key in asset_graph.get_all_asset_keys():
         assert asset_graph.get(key).partitions_def == daily_partitions, key
-    # all steps share one slot, so steps could never run in parallel anyway: one process per run
-    # instead of one per step (the multiprocess default re-imports everything for every step)
-    assert job.executor_def.name == "in_process"
+    # one process per run by default (a process per step re-imports everything for every step);
+    # a run may ask for the multiprocess executor to parse shards side by side
+    assert job.executor_def.name == "multi_or_in_process_executor"
+    run_config = job.partitioned_config.get_run_config_for_partition_key("2026-11-21")
+    assert run_config == {"execution": {"config": {"in_process": {}}}}
 
 
 # --- the schedule ------------------------------------------------------------------------------

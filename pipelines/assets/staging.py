@@ -1,76 +1,162 @@
-"""staging layer: typed rows parsed from the day's raw captures."""
+"""staging layer: typed rows parsed from the day's raw captures.
+
+A graph of three steps, so the CPU-heavy parse can spread over workers while the warehouse keeps
+one writer:
+
+    plan_parse_shards (pool "warehouse")   export the pages to parse as Parquet shards
+      -> parse_shard  (no pool, one per shard)   parse a shard; no database
+      -> write_staging (pool "warehouse")  one transaction: parsed rows + unchanged pages' copies
+
+With the default in-process executor the shards run one after another (each using a process
+pool of its own); on the multiprocess, Celery or Kubernetes executors they run side by side.
+"""
+
+import shutil
 
 import dagster as dg
 import polars as pl
 
 from pipelines import landing, warehouse
 from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
-from pipelines.partitions import daily_partitions, partition_dates
+from pipelines.partitions import partition_dates, daily_partitions
 from pipelines.resources import WarehouseResource
 
 STAGING_TABLES = ("staging.profiles", "staging.listings", "staging.rejects")
 
 
-@dg.multi_asset(
+def _work_dir(warehouse_db: WarehouseResource, run_id: str):
+    return warehouse_db.resolved_path().parent / "work" / "parse" / run_id
+
+
+@dg.op(
+    ins={"raw_pages": dg.In(dg.Nothing)},
+    out=dg.DynamicOut(dict),
+    pool=WAREHOUSE_POOL,
+    retry_policy=RETRY,
+    description="Find the partition's pages that need parsing (unchanged pages are copied later) "
+    "and export them as Parquet shards of SCHOLARHOUSE_PARSE_SHARD_PAGES pages.",
+)
+def plan_parse_shards(context: dg.OpExecutionContext, warehouse_db: WarehouseResource):
+    work = _work_dir(warehouse_db, context.run_id)
+    with warehouse_db.connect() as con:
+        for day in partition_dates(context):
+            plan = landing.plan_parse(con, day, work)
+            context.log.info(
+                f"{day}: {plan['pages_to_parse']} pages to parse in {len(plan['shards'])} shard(s), "
+                f"{plan['pages_unchanged_reused']} unchanged pages to copy"
+            )
+            # Always at least one item per day, so the write step runs (and copies the unchanged
+            # pages) even on a night where nothing needs parsing.
+            shards = plan["shards"] or [{"day": day.isoformat(), "path": None, "pages": 0}]
+            for k, shard in enumerate(shards):
+                yield dg.DynamicOutput(
+                    {**shard, "reused": plan["pages_unchanged_reused"] if k == 0 else 0},
+                    mapping_key=f"d{day:%Y%m%d}_s{k:05d}",
+                )
+
+
+@dg.op(
+    retry_policy=RETRY,
+    description="Parse one shard of pages into profile, listing and reject rows (Parquet beside the "
+    "shard). Touches no database, so shards run in parallel on multi-process executors.",
+)
+def parse_shard(context: dg.OpExecutionContext, shard: dict) -> dict:
+    if shard["path"] is None:
+        return {"day": shard["day"], "pages": 0, "reused": shard["reused"]}
+    parsed = landing.parse_shard(shard)
+    context.log.info(
+        f"shard of {shard['pages']} pages: {parsed['parsed_profiles']} profiles, "
+        f"{parsed['parsed_listings']} listings, {parsed['parsed_rejects']} rejects"
+    )
+    return {**parsed, "reused": shard["reused"]}
+
+
+@dg.op(
+    out={
+        "profiles": dg.Out(dg.Nothing),
+        "listings": dg.Out(dg.Nothing),
+        "rejects": dg.Out(dg.Nothing),
+    },
+    pool=WAREHOUSE_POOL,
+    retry_policy=RETRY,
+    description="Replace the partition's rows of the three staging tables in one transaction.",
+)
+def write_staging(context: dg.OpExecutionContext, warehouse_db: WarehouseResource, parsed: list[dict]):
+    days = partition_dates(context)
+    with warehouse_db.connect() as con:
+        for day in days:
+            landing.write_staging(con, day, [p for p in parsed if p.get("pages")])
+        profile_meta, listing_meta, reject_meta = _metadata(con, days)
+    shutil.rmtree(_work_dir(warehouse_db, context.run_id), ignore_errors=True)
+    profile_meta["pages_parsed"] = sum(p["pages"] for p in parsed)
+    profile_meta["pages_unchanged_reused"] = sum(p["reused"] for p in parsed)
+    profile_meta["parse_shards"] = sum(1 for p in parsed if p.get("pages"))
+    yield dg.Output(None, "profiles", metadata=profile_meta)
+    yield dg.Output(None, "listings", metadata=listing_meta)
+    yield dg.Output(None, "rejects", metadata=reject_meta)
+
+
+def _metadata(con, days) -> tuple[dict, dict, dict]:
+    """What the partition(s) now hold, parsed or copied: figures by SQL, a few rows for the preview."""
+    span = "partition_date BETWEEN ? AND ?"
+    window = [days[0], days[-1]]
+
+    def figure(sql: str) -> object:
+        return warehouse.scalar(con, sql.format(span=span), window)
+
+    def head(table: str) -> pl.DataFrame:
+        return warehouse.read_frame(con, f"SELECT * FROM {table} WHERE {span} ORDER BY 1 LIMIT 5", window)
+
+    def by(table: str, column: str) -> dict:
+        return dict(warehouse.read_frame(
+            con, f"SELECT {column}, count(*) FROM {table} WHERE {span} GROUP BY 1 ORDER BY 1", window).iter_rows())
+
+    profile_meta = {
+        "dagster/row_count": figure("SELECT count(*) FROM staging.profiles WHERE {span}"),
+        "preview": preview(head("staging.profiles"), ["source", "name", "h_index", "citations", "declared_items", "listed_items"]),
+        "profiles_by_source": by("staging.profiles", "source"),
+        "declared_more_than_listed": figure("SELECT count(*) FROM staging.profiles WHERE {span} AND declared_items > listed_items"),
+    }
+    listing_meta = {
+        "dagster/row_count": figure("SELECT count(*) FROM staging.listings WHERE {span}"),
+        "preview": preview(head("staging.listings"), ["source", "position", "title", "year", "category", "byline_truncated"]),
+        "with_arxiv_id": figure("SELECT count(*) FROM staging.listings WHERE {span} AND arxiv_id IS NOT NULL"),
+        "truncated_bylines": figure("SELECT count(*) FROM staging.listings WHERE {span} AND byline_truncated"),
+    }
+    reject_meta = {
+        "dagster/row_count": figure("SELECT count(*) FROM staging.rejects WHERE {span}"),
+        "preview": preview(head("staging.rejects"), ["reason", "detail", "url", "position"]),
+        "rejects_by_reason": by("staging.rejects", "reason"),
+    }
+    return profile_meta, listing_meta, reject_meta
+
+
+@dg.graph_multi_asset(
     name="staging_tables",
-    specs=[
-        dg.AssetSpec(
-            ["staging", "profiles"], deps=[["raw", "page_captures"]], group_name="staging",
-            kinds={"duckdb", "polars"},
+    ins={"raw_pages": dg.AssetIn(key=["raw", "page_captures"], dagster_type=dg.Nothing)},
+    outs={
+        "profiles": dg.AssetOut(
+            key=["staging", "profiles"], kinds={"duckdb", "polars"},
             description="One row per profile capture: the researcher's name and every metric the page "
             "reports (trust, works, h-index, citations, Novelty %, AI Score), with declared vs listed counts.",
         ),
-        dg.AssetSpec(
-            ["staging", "listings"], deps=[["raw", "page_captures"]], group_name="staging",
-            kinds={"duckdb", "polars"},
+        "listings": dg.AssetOut(
+            key=["staging", "listings"], kinds={"duckdb", "polars"},
             description="One row per paper listed on a profile capture: title (raw and normalised), "
             "abstract, type/venue/year or score/category/date/Code, byline and whether it was cut with "
             "'et al.', arXiv id and code URLs.",
         ),
-        dg.AssetSpec(
-            ["staging", "rejects"], deps=[["raw", "page_captures"]], group_name="staging",
-            kinds={"duckdb", "polars"},
+        "rejects": dg.AssetOut(
+            key=["staging", "rejects"], kinds={"duckdb", "polars"},
             description="Every capture (or item) that could not be parsed, with a stable reason code "
             "and detail. Nothing is dropped silently.",
         ),
-    ],
+    },
     partitions_def=daily_partitions,
-    pool=WAREHOUSE_POOL,
-    retry_policy=RETRY,
+    group_name="staging",
 )
-def staging_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
-    """Parse the day's raw captures; replace the day's rows of the three staging tables in one transaction."""
-    days = partition_dates(context)
-    with warehouse_db.connect() as con:
-        runs = [landing.stage_partition(con, day) for day in days]
-        parsed = sum(r["pages_parsed"] for r in runs)
-        reused = sum(r["pages_unchanged_reused"] for r in runs)
-        # What the partition(s) now hold, parsed or copied: figures by SQL, a few rows for the preview.
-        span = "partition_date BETWEEN ? AND ?"
-        window = [days[0], days[-1]]
-        def figure(sql: str) -> object:
-            return warehouse.scalar(con, sql.format(span=span), window)
-        def head(table: str) -> pl.DataFrame:
-            return warehouse.read_frame(con, f"SELECT * FROM {table} WHERE {span} ORDER BY 1 LIMIT 5", window)
-        profile_meta = {
-            "dagster/row_count": figure("SELECT count(*) FROM staging.profiles WHERE {span}"),
-            "preview": preview(head("staging.profiles"), ["source", "name", "h_index", "citations", "declared_items", "listed_items"]),
-            "profiles_by_source": dict(warehouse.read_frame(con, f"SELECT source, count(*) FROM staging.profiles WHERE {span} GROUP BY 1 ORDER BY 1", window).iter_rows()),
-            "declared_more_than_listed": figure("SELECT count(*) FROM staging.profiles WHERE {span} AND declared_items > listed_items"),
-            "pages_parsed": parsed,
-            "pages_unchanged_reused": reused,
-        }
-        listing_meta = {
-            "dagster/row_count": figure("SELECT count(*) FROM staging.listings WHERE {span}"),
-            "preview": preview(head("staging.listings"), ["source", "position", "title", "year", "category", "byline_truncated"]),
-            "with_arxiv_id": figure("SELECT count(*) FROM staging.listings WHERE {span} AND arxiv_id IS NOT NULL"),
-            "truncated_bylines": figure("SELECT count(*) FROM staging.listings WHERE {span} AND byline_truncated"),
-        }
-        reject_meta = {
-            "dagster/row_count": figure("SELECT count(*) FROM staging.rejects WHERE {span}"),
-            "preview": preview(head("staging.rejects"), ["reason", "detail", "url", "position"]),
-            "rejects_by_reason": dict(warehouse.read_frame(con, f"SELECT reason, count(*) FROM staging.rejects WHERE {span} GROUP BY 1 ORDER BY 1", window).iter_rows()),
-        }
-    yield dg.MaterializeResult(asset_key=["staging", "profiles"], metadata=profile_meta)
-    yield dg.MaterializeResult(asset_key=["staging", "listings"], metadata=listing_meta)
-    yield dg.MaterializeResult(asset_key=["staging", "rejects"], metadata=reject_meta)
+def staging_tables(raw_pages):
+    """Parse the day's raw captures (sharded) and replace the day's staging rows in one transaction."""
+    parsed = plan_parse_shards(raw_pages).map(parse_shard)
+    profiles, listings, rejects = write_staging(parsed.collect())
+    return {"profiles": profiles, "listings": listings, "rejects": rejects}

@@ -18,8 +18,8 @@ mutation batch is logged in ``truth/mutations.json`` so later batches replay ear
 
 Design: ``world.py`` builds the latent world with numpy (people, communities, papers, which
 site knows which papers); ``render.py`` renders one page at a time from it (bounded memory,
-files streamed out); pages are rendered in contiguous chunks by forked worker processes that
-share the world copy-on-write and write Parquet parts, merged in page order at the end.
+files streamed out); pages are rendered in contiguous chunks by worker processes (spawned, each
+sent the world once) that write their parts, merged in page order at the end.
 No Dagster imports.
 """
 
@@ -155,7 +155,7 @@ def generate_corpus(
 
 
 def _release_memory() -> None:
-    """Give freed heap back to the OS (glibc keeps it otherwise): smaller parent, smaller forked workers."""
+    """Give freed heap back to the OS (glibc keeps it otherwise): a smaller parent process."""
     gc.collect()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
@@ -182,7 +182,7 @@ def _prepare_output(captures: Path, truth: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
 
 
-_WORLD: World | None = None   # shared with forked workers (copy-on-write)
+_WORLD: World | None = None   # the world being rendered (sent once to each worker process)
 
 
 def _run_chunks(world: World, tasks: list, captures: Path, parts_dir: Path, n_workers: int) -> None:
@@ -190,8 +190,10 @@ def _run_chunks(world: World, tasks: list, captures: Path, parts_dir: Path, n_wo
     _WORLD = world
     try:
         jobs = [(t, str(captures), str(parts_dir)) for t in tasks]
-        if n_workers > 1 and "fork" in mp.get_all_start_methods():
-            with mp.get_context("fork").Pool(n_workers) as pool:
+        if n_workers > 1:
+            # spawn, not fork: a process forked from a multi-threaded parent (Polars' and
+            # Dagster's threads, a test runner) can inherit a held lock and hang for ever.
+            with mp.get_context("spawn").Pool(n_workers, initializer=_set_world, initargs=(world,)) as pool:
                 for _ in pool.imap_unordered(_render_chunk, jobs):
                     pass
         else:
@@ -199,6 +201,11 @@ def _run_chunks(world: World, tasks: list, captures: Path, parts_dir: Path, n_wo
                 _render_chunk(job)
     finally:
         _WORLD = None
+
+
+def _set_world(world: World) -> None:
+    global _WORLD
+    _WORLD = world
 
 
 def _render_chunk(job) -> int:
@@ -274,8 +281,7 @@ def _frames(rows: dict) -> dict[str, pl.DataFrame]:
 
 
 def _write_part(rows: dict, stem: Path) -> None:
-    # Plain pickle, not Polars: Polars' thread pool does not survive fork(), so forked workers must
-    # not call into it (they would deadlock). The parent builds the frames.
+    # Plain pickle of the row columns; the parent builds the frames.
     with open(f"{stem}.pkl", "wb") as fh:
         pickle.dump(rows, fh, protocol=pickle.HIGHEST_PROTOCOL)
 
