@@ -26,6 +26,7 @@ refresh_job = dg.define_asset_job(
     selection=dg.AssetSelection.all(),
     partitions_def=daily_partitions,
     config=IN_PROCESS,
+    executor_def=dg.multi_or_in_process_executor,
     description="Everything for one capture date: land pages, parse, resolve, build marts and exports.",
 )
 
@@ -55,11 +56,11 @@ defs = dg.Definitions(
     schedules=[nightly_schedule],
     resources=build_resources(),
     # Every step that touches DuckDB is in the one-slot "warehouse" pool; only the parse shards
-    # (staging) and the HTTP fetches can run side by side. In-process is the default (the nightly
-    # job's config): a multiprocess run pays a fresh Python (dagster, Polars, DuckDB, Great
+    # (staging) can run side by side. In-process is the default, for UI materialisations and
+    # asset backfills too: a multiprocess run pays a fresh Python (dagster, Polars, DuckDB, Great
     # Expectations imports) per step, which only pays off when a night has many parse shards.
-    # multi_or_in_process lets a run choose multiprocess in its run config; the same definitions
-    # run on the Celery/Kubernetes executors (docs/scaling.md). The pool applies to every executor:
-    # each step claims the slot from the instance, across runs.
-    executor=dg.multi_or_in_process_executor,
+    # nightly_refresh uses multi_or_in_process, so one of its runs can choose multiprocess in its
+    # run config; the same definitions run on the Celery/Kubernetes executors (docs/scaling.md).
+    # The pool applies to every executor: each step claims the slot from the instance.
+    executor=dg.in_process_executor,
 )

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
+import time
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Iterable
@@ -298,11 +300,14 @@ def plan_parse(con, day: date, work_dir: Path, *, shard_pages: int | None = None
     """
     size = shard_size(shard_pages)
     reused = find_reusable_captures(con, day)
+    # Numbered after the duplicates are gone (window functions run before QUALIFY filters).
     con.execute("""
         CREATE OR REPLACE TEMP TABLE pages_to_parse AS
-        SELECT url, row_number() OVER (ORDER BY url) AS n FROM raw.page_captures
-        WHERE partition_date = $day AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
-        QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY url) = 1
+        SELECT url, row_number() OVER (ORDER BY url) AS n FROM (
+            SELECT url FROM raw.page_captures
+            WHERE partition_date = $day AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
+            QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY url) = 1
+        )
     """, {"day": day})
     total = warehouse.scalar(con, "SELECT count(*) FROM pages_to_parse")
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -354,43 +359,63 @@ def write_staging(con, day: date, parsed: list[dict]) -> dict:
     pages' earlier rows, in one transaction.
 
     The raw pages are checked again here: a page landed after the plan (a re-run of the raw step
-    in between) is parsed now, and parsed rows of a page no longer in raw are dropped, so the
-    staging rows always match the raw rows they are written against."""
+    in between) or whose shard output is gone is parsed now, and parsed rows of a page no longer
+    in raw are dropped, so the staging rows always match the raw rows they are written against.
+    Shards are loaded one at a time; page bodies are read only for pages parsed here."""
     find_reusable_captures(con, day)
-    expected = warehouse.read_frame(con, """
-        SELECT r.* FROM raw.page_captures r
-        WHERE r.partition_date = ? AND r.capture_id NOT IN (SELECT capture_id FROM reusable_captures)
-        QUALIFY row_number() OVER (PARTITION BY r.capture_id ORDER BY r.url) = 1
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE expected_captures AS
+        SELECT capture_id, url FROM raw.page_captures
+        WHERE partition_date = ? AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
+        QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY url) = 1
     """, [day])
-    wanted = set(expected["capture_id"].to_list())
-    tables = {"profiles": [], "listings": [], "rejects": []}
-    for part in parsed:
-        if part.get("day") != day.isoformat():
-            continue
-        for table in tables:
-            tables[table].append(pl.read_parquet(part[table]))
-    frames = {
-        table: (pl.concat(frames) if frames else pl.DataFrame(schema=schema))
-        for (table, frames), schema in zip(tables.items(), (PROFILE_SCHEMA, LISTING_SCHEMA, REJECT_SCHEMA))
-    }
-    covered = set().union(*(set(f["capture_id"].to_list()) for f in frames.values()))
-    missing = expected.filter(~pl.col("capture_id").is_in(list(covered)))
-    if missing.height:
-        late = stage_captures(missing)
-        frames = {t: pl.concat([frames[t], extra]) for t, extra in zip(frames, late)}
-    frames = {t: f.filter(pl.col("capture_id").is_in(list(wanted))) for t, f in frames.items()}
+    wanted = set(warehouse.read_frame(con, "SELECT capture_id FROM expected_captures")["capture_id"].to_list())
+    shards = [p for p in parsed if p.get("day") == day.isoformat() and all(Path(p[t]).exists() for t in _TABLES)]
+    counts = {t: 0 for t in _TABLES}
+    covered: set[str] = set()
     con.execute("BEGIN TRANSACTION")
     try:
-        for table in ("staging.profiles", "staging.listings", "staging.rejects"):
-            con.execute(f"DELETE FROM {table} WHERE partition_date = ?", [day])
-        for table, frame in frames.items():
-            warehouse.insert_frame(con, f"staging.{table}", frame)
+        for table in _TABLES:
+            con.execute(f"DELETE FROM staging.{table} WHERE partition_date = ?", [day])
+        for shard in shards:
+            frames = {t: pl.read_parquet(shard[t]).filter(pl.col("capture_id").is_in(list(wanted))) for t in _TABLES}
+            _insert_staging(con, frames, counts, covered)
+        missing = sorted(wanted - covered)
+        if missing:
+            late = warehouse.read_frame(con, """
+                SELECT r.* FROM raw.page_captures r JOIN expected_captures e USING (capture_id, url)
+                WHERE r.partition_date = ? AND list_contains(?, r.capture_id) ORDER BY r.url
+            """, [day, missing])
+            _insert_staging(con, dict(zip(_TABLES, stage_captures(late))), counts, covered)
         copy_reused_rows(con, day)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return {f"parsed_{t}": f.height for t, f in frames.items()} | {"pages_parsed_late": missing.height}
+    return {f"parsed_{t}": n for t, n in counts.items()} | {"pages_parsed_late": len(missing)}
+
+
+_TABLES = ("profiles", "listings", "rejects")
+
+
+def _insert_staging(con, frames: dict[str, pl.DataFrame], counts: dict[str, int], covered: set[str]) -> None:
+    for table, frame in frames.items():
+        warehouse.insert_frame(con, f"staging.{table}", frame)
+        counts[table] += frame.height
+        covered.update(frame["capture_id"].to_list())
+
+
+def sweep_work_dirs(root: Path, *, older_than_s: float = 2 * 86400) -> int:
+    """Remove parse work folders (shards of failed or abandoned runs) older than two days."""
+    if not root.is_dir():
+        return 0
+    removed = 0
+    cutoff = time.time() - older_than_s
+    for folder in root.iterdir():
+        if folder.is_dir() and folder.stat().st_mtime < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 def _sql_path(path: Path) -> str:

@@ -3,6 +3,7 @@ executor, while the warehouse writes stay serialised — and the rows are the sa
 
 from __future__ import annotations
 
+import os
 import shutil
 from datetime import date
 from pathlib import Path
@@ -23,10 +24,12 @@ TABLES = ("staging.profiles", "staging.listings", "staging.rejects")
 
 
 def _captures(tmp_path: Path) -> Path:
-    """The five samples plus a bad page: six pages, so two-page shards make three shards."""
+    """The five samples plus an empty page twice (one body at two urls, parsed once): six bodies,
+    so two-page shards make three shards."""
     folder = tmp_path / "captures"
     shutil.copytree(SAMPLES, folder)
     (folder / "garbage.txt").write_text("")
+    (folder / "garbage-again.txt").write_text("")
     return folder
 
 
@@ -50,7 +53,9 @@ def test_shards_give_the_same_rows_as_one_shard(tmp_path):
     one = _land_and_stage(captures, tmp_path / "one.duckdb")
     many = _land_and_stage(captures, tmp_path / "many.duckdb", shard_pages=2)
     assert one["pages_parsed"] == many["pages_parsed"] == 6
-    assert many["parsed_profiles"] == 5 and many["parsed_rejects"] >= 1
+    assert many["parsed_profiles"] == 5 and many["parsed_rejects"] == 1
+    # every page to parse was in a shard: the writer parsed none itself
+    assert one["pages_parsed_late"] == many["pages_parsed_late"] == 0
     a, b = _staging(tmp_path / "one.duckdb"), _staging(tmp_path / "many.duckdb")
     for table in TABLES:
         assert a[table].equals(b[table]), table
@@ -134,6 +139,26 @@ def test_parse_shards_run_in_parallel_on_the_multiprocess_executor(tmp_path, mon
     for table in TABLES:
         assert a[table].equals(b[table]), table
     assert not any((wh.parent / "work" / "parse").glob("*/*.parquet"))
+
+
+def test_a_lost_shard_is_parsed_by_the_writer_and_old_work_folders_are_swept(tmp_path):
+    captures = _captures(tmp_path)
+    path = tmp_path / "w.duckdb"
+    with warehouse.connect(path) as con:
+        warehouse.ensure_schema(con)
+        landing.land_partition(con, FolderSource(captures).iter_captures(DAY), DAY)
+        plan = landing.plan_parse(con, DAY, tmp_path / "work" / "run-1", shard_pages=2)
+        parsed = [landing.parse_shard(shard) for shard in plan["shards"]]
+        Path(parsed[1]["listings"]).unlink()  # e.g. a re-execution after the folder was cleaned
+        result = landing.write_staging(con, DAY, parsed)
+        assert result["pages_parsed_late"] == 2
+        assert warehouse.scalar(con, "SELECT count(*) FROM staging.profiles") == 5
+    fresh = tmp_path / "work" / "run-2"
+    fresh.mkdir()
+    old = tmp_path / "work" / "run-1"
+    os.utime(old, (0, 0))
+    assert landing.sweep_work_dirs(tmp_path / "work") == 1
+    assert not old.exists() and fresh.exists()
 
 
 @pytest.mark.parametrize("configured, expected", [(None, landing.SHARD_PAGES), ("7", 7), ("0", 1)])

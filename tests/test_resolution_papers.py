@@ -305,3 +305,37 @@ def test_shared_identifier_holds_across_years():
     assert match_papers(frame)["paper_id"].n_unique() == 1
     # Without the identifier, three years apart and no authors: not merged by title alone.
     assert match_papers(frame.drop("arxiv_id"))["paper_id"].n_unique() == 2
+
+
+# --- records with one title collapse into a node before matching -------------------------------
+
+
+def test_listings_of_one_title_are_matched_once_and_keep_their_methods():
+    rows = [{"record_id": f"r{k}", "title": "Sparse Mixture Routing for Efficient Serving", "authors": ["Ann Lee", f"Owner{k} Smith"], "year": 2024}
+            for k in range(40)]
+    rows.append({"record_id": "z", "title": "Sparse Mixture Routing for Efficient Serving", "authors": ["Ann Lee"], "year": 2024})
+    result = match_papers(records(rows))
+    assert result["paper_id"].n_unique() == 1
+    methods = dict(zip(result["record_id"], result["method"]))
+    assert methods["r1"] == "title_exact" and methods["z"] == "title_exact"
+
+
+def test_a_node_keeps_every_members_title_parts():
+    """The record that sorts first lacks the colon; another member's subtitle still matches."""
+    rows = [
+        {"record_id": "r1", "title": "Foo Systems Scalable Query Routing Engines", "authors": ["Ann Lee"], "year": 2021},
+        {"record_id": "r2", "title": "Foo Systems: Scalable Query Routing Engines", "authors": ["Ann Lee"], "year": 2021},
+        {"record_id": "r3", "title": "Scalable Query Routing Engines", "authors": ["Ann Lee"], "year": 2021},
+    ]
+    assert len(set(paper_of(match_papers(records(rows))).values())) == 1
+
+
+def test_a_member_without_authors_shields_the_node_from_the_no_shared_author_penalty():
+    """Unpooled, the author-less record would match the variant (0.95); pooling the other
+    member's authors must not turn that into 'no shared author' (0.83)."""
+    rows = [
+        {"record_id": "a", "title": "Scalable Graph Learning for Molecular Property Prediction Tasks", "authors": [], "year": 2020},
+        {"record_id": "b", "title": "Scalable Graph Learning for Molecular Property Prediction Tasks", "authors": ["Xia Alpha"], "year": 2020},
+        {"record_id": "c", "title": "Scalable Graph Learning for Molecular Property Prediction", "authors": ["Yves Beta"], "year": 2020},
+    ]
+    assert len(set(paper_of(match_papers(records(rows))).values())) == 1

@@ -12,6 +12,7 @@ pool of its own); on the multiprocess, Celery or Kubernetes executors they run s
 """
 
 import shutil
+from pathlib import Path
 
 import dagster as dg
 import polars as pl
@@ -24,8 +25,15 @@ from pipelines.resources import WarehouseResource
 STAGING_TABLES = ("staging.profiles", "staging.listings", "staging.rejects")
 
 
-def _work_dir(warehouse_db: WarehouseResource, run_id: str):
-    return warehouse_db.resolved_path().parent / "work" / "parse" / run_id
+def _work_root(warehouse_db: WarehouseResource) -> Path:
+    return warehouse_db.resolved_path().parent / "work" / "parse"
+
+
+def _parse_workers(context: dg.OpExecutionContext) -> int | None:
+    """One parse process per shard step when the run already runs steps side by side (the
+    executor is the parallelism); otherwise the shard uses a process pool of its own."""
+    execution = (context.run_config.get("execution") or {}).get("config") or {}
+    return 1 if "multiprocess" in execution else None
 
 
 @dg.op(
@@ -37,7 +45,8 @@ def _work_dir(warehouse_db: WarehouseResource, run_id: str):
     "and export them as Parquet shards of SCHOLARHOUSE_PARSE_SHARD_PAGES pages.",
 )
 def plan_parse_shards(context: dg.OpExecutionContext, warehouse_db: WarehouseResource):
-    work = _work_dir(warehouse_db, context.run_id)
+    landing.sweep_work_dirs(_work_root(warehouse_db))  # shards left by failed, abandoned runs
+    work = _work_root(warehouse_db) / context.run_id
     with warehouse_db.connect() as con:
         for day in partition_dates(context):
             plan = landing.plan_parse(con, day, work)
@@ -63,7 +72,7 @@ def plan_parse_shards(context: dg.OpExecutionContext, warehouse_db: WarehouseRes
 def parse_shard(context: dg.OpExecutionContext, shard: dict) -> dict:
     if shard["path"] is None:
         return {"day": shard["day"], "pages": 0, "reused": shard["reused"]}
-    parsed = landing.parse_shard(shard)
+    parsed = landing.parse_shard(shard, workers=_parse_workers(context))
     context.log.info(
         f"shard of {shard['pages']} pages: {parsed['parsed_profiles']} profiles, "
         f"{parsed['parsed_listings']} listings, {parsed['parsed_rejects']} rejects"
@@ -87,7 +96,9 @@ def write_staging(context: dg.OpExecutionContext, warehouse_db: WarehouseResourc
         for day in days:
             landing.write_staging(con, day, [p for p in parsed if p.get("pages")])
         profile_meta, listing_meta, reject_meta = _metadata(con, days)
-    shutil.rmtree(_work_dir(warehouse_db, context.run_id), ignore_errors=True)
+    # The folders the shards were written to (a re-execution reuses its parent run's shards).
+    for folder in {Path(p["profiles"]).parent for p in parsed if p.get("profiles")}:
+        shutil.rmtree(folder, ignore_errors=True)
     profile_meta["pages_parsed"] = sum(p["pages"] for p in parsed)
     profile_meta["pages_unchanged_reused"] = sum(p["reused"] for p in parsed)
     profile_meta["parse_shards"] = sum(1 for p in parsed if p.get("pages"))

@@ -12,7 +12,8 @@ How it works
 2. **Collapse.** Records with the same normalised title (at least three content words), year,
    arXiv id and DOI would match each other whatever else they carry (score ≥ 0.88, no
    constraint between them): they become one *node* up front (``title_exact``), carrying the
-   union of their author lists. A paper listed on forty profiles is compared once, not forty
+   union of their author lists and of their title parts (a node with an author-less record is
+   never penalised for sharing no author). A paper listed on forty profiles is compared once, not forty
    times, so the work below grows with distinct titles rather than with listings. (Short titles
    and one-to-one linkage are not collapsed: their records can legitimately stay apart.)
 3. **Blocking** (``blocking.py``). Each record emits keys from its normalised title
@@ -141,6 +142,9 @@ class _Features:
     arxiv: list[str | None]
     doi: list[str | None]
     groups: list[str | None] | None
+    # A node some of whose records carry no author list: author lists that share nobody are no
+    # evidence against it (the record without a list would not have been penalised).
+    authors_partial: list[bool] | None = None
 
 
 def _column_or_null(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
@@ -349,6 +353,7 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
     survivors = np.flatnonzero(keep & np.array([bool(a) and bool(b) for a, b in zip(left, right)], dtype=bool))
     rows: dict[str, list] = {k: [] for k in schema}
     cache: dict[tuple[str, str], TitleComparison] = {}
+    partial = feats.authors_partial
     author_cache: dict[tuple[int, int], tuple[int, float | None]] = {}
     for k in survivors:
         i, j, ki, kj = int(I[k]), int(J[k]), left[k], right[k]
@@ -375,6 +380,8 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
             shared, overlap = _author_overlap(sets_i, sets_j, feats.author_union[i], feats.author_union[j])
             if overlap == 0 and not feats.author_families[i].isdisjoint(feats.author_families[j]):
                 overlap = None  # a family name agrees, its initial not: garbled list, no evidence either way
+            if overlap == 0 and partial is not None and (partial[i] or partial[j]):
+                overlap = None  # a record of the node had no list: nothing to hold against the pair
             authors = author_cache[author_key] = (shared, overlap)
         shared, overlap = authors
         yi, yj = feats.years[i], feats.years[j]
@@ -435,25 +442,30 @@ def _node_features(feats: _Features, reps: np.ndarray, node_of: np.ndarray) -> _
     members: list[list[int]] = [[] for _ in range(len(reps))]
     for i, node in enumerate(node_of.tolist()):
         members[node].append(i)
-    author_sets, author_union, author_families = [], [], []
+    author_sets, author_union, author_families, partial, parts = [], [], [], [], []
     for group in members:
+        # Members share the title key but not necessarily its punctuation: the node has every
+        # member's title parts (main title, subtitle).
+        parts.append(tuple(dict.fromkeys(p for i in group for p in feats.parts[i])))
         if len(group) == 1 or all(feats.author_sets[i] is feats.author_sets[group[0]] for i in group):
             i = group[0]
             author_sets.append(feats.author_sets[i])
             author_union.append(feats.author_union[i])
             author_families.append(feats.author_families[i])
+            partial.append(False)
             continue
         sets = list(dict.fromkeys(s for i in group for s in feats.author_sets[i]))
         author_sets.append(sets)
         author_union.append(frozenset().union(*(feats.author_union[i] for i in group)))
         author_families.append(frozenset().union(*(feats.author_families[i] for i in group)))
+        partial.append(bool(sets) and any(not feats.author_sets[i] for i in group))
     pick = reps.tolist()
     return _Features(
         record_ids=[feats.record_ids[i] for i in pick],
         titles=[feats.titles[i] for i in pick],
         tokens=[feats.tokens[i] for i in pick],
         keys=[feats.keys[i] for i in pick],
-        parts=[feats.parts[i] for i in pick],
+        parts=parts,
         n_content=[feats.n_content[i] for i in pick],
         author_sets=author_sets,
         author_union=author_union,
@@ -462,6 +474,7 @@ def _node_features(feats: _Features, reps: np.ndarray, node_of: np.ndarray) -> _
         arxiv=[feats.arxiv[i] for i in pick],
         doi=[feats.doi[i] for i in pick],
         groups=None if feats.groups is None else [feats.groups[i] for i in pick],
+        authors_partial=partial,
     )
 
 
