@@ -288,6 +288,14 @@ def build_core(
     )
 
 
+# The staging.listings columns the core step uses: reading only these (not the normalised
+# abstract, code URLs, raw dates, ...) keeps the core step's input a fraction of the table.
+CORE_LISTING_COLUMNS = (
+    "listing_id", "listing_key", "partition_date", "source", "source_profile_id", "title", "abstract",
+    "venue", "year", "pub_date", "category", "byline_authors", "byline_truncated", "arxiv_id",
+)
+
+
 def latest_listings(listings: pl.DataFrame, profiles: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The newest row of every listing key (a paper on a profile), with the profile owner's name;
     and the owners (latest name per profile)."""
@@ -318,7 +326,7 @@ def paper_records(latest: pl.DataFrame) -> pl.DataFrame:
 
 def paper_records_from_warehouse(con) -> pl.DataFrame:
     """Paper records for every staged listing key (benchmarks compare other matchers on these)."""
-    listings = warehouse.read_frame(con, "SELECT * FROM staging.listings")
+    listings = warehouse.read_frame(con, f"SELECT {', '.join(CORE_LISTING_COLUMNS)} FROM staging.listings")
     profiles = warehouse.read_frame(con, "SELECT * FROM staging.profiles")
     return paper_records(latest_listings(listings, profiles)[0])
 
@@ -337,7 +345,8 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
     timer = timer or StageTimer()
     until = resolution_window_end(con, run_date)
     with timer.stage("core_read"):
-        listings = warehouse.read_frame(con, "SELECT * FROM staging.listings WHERE partition_date <= ?", [until])
+        listings = warehouse.read_frame(
+            con, f"SELECT {', '.join(CORE_LISTING_COLUMNS)} FROM staging.listings WHERE partition_date <= ?", [until])
         profiles = warehouse.read_frame(con, "SELECT * FROM staging.profiles WHERE partition_date <= ?", [until])
         paper_registry = warehouse.read_frame(con, "SELECT * FROM core.paper_id_registry")
         author_registry = warehouse.read_frame(con, "SELECT * FROM core.author_id_registry")

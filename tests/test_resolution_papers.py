@@ -339,3 +339,23 @@ def test_a_member_without_authors_shields_the_node_from_the_no_shared_author_pen
         {"record_id": "c", "title": "Scalable Graph Learning for Molecular Property Prediction", "authors": ["Yves Beta"], "year": 2020},
     ]
     assert len(set(paper_of(match_papers(records(rows))).values())) == 1
+
+
+def test_title_diffs_in_worker_processes_give_the_same_result(monkeypatch):
+    from pipelines.resolution import papers as papers_module
+
+    rows = [
+        {"record_id": f"r{k}", "title": title, "authors": ["Ann Lee"], "year": 2020 + k % 3}
+        for k, title in enumerate([
+            "Dynamic Load Balancing for Sparse Transformers", "Static Load Balancing for Sparse Transformers",
+            "Dynamic Load-Balancing for Sparse Transformer Models", "A Survey of Load Balancing in Transformers",
+            "Large Language Models for Code Review", "LLMs for Code Review", "Code Review with Large Language Models",
+        ] * 3)
+    ]
+    sequential = resolve_papers(records(rows))
+    monkeypatch.setattr(papers_module, "PARALLEL_DIFF_MIN", 1)
+    monkeypatch.setenv("SCHOLARHOUSE_MATCH_WORKERS", "2")
+    parallel = resolve_papers(records(rows))
+    assert sequential[0].equals(parallel[0]) and sequential[1].equals(parallel[1])
+    pairs = [(title_tokens(a["title"]), title_tokens(b["title"])) for a in rows[:7] for b in rows[:7]]
+    assert papers_module.compare_many(pairs, workers=2) == [compare_titles(a, b) for a, b in pairs]

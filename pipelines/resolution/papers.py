@@ -49,7 +49,9 @@ same input in any row order gives the same clusters, ids and review rows.
 
 from __future__ import annotations
 
+import os
 import re
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +87,8 @@ MAX_YEAR_SPAN = 2
 # Blocks larger than this are not expanded in full; their rows meet their BLOCK_WINDOW neighbours.
 BLOCK_MAX = 50
 BLOCK_WINDOW = 6
+# Title pairs to diff before the diff runs in worker processes (starting them costs ~1 s).
+PARALLEL_DIFF_MIN = 20_000
 METHOD_PRIORITY = {"arxiv_id": 4, "doi": 3, "title_exact": 2, "title_fuzzy": 1, "singleton": 0}
 
 ASSIGNMENT_SCHEMA = {"record_id": pl.String, "paper_id": pl.String, "method": pl.String, "score": pl.Float64}
@@ -351,8 +355,16 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
         token_sim = process.cpdist(gl, gr, scorer=fuzz.token_set_ratio, workers=-1) / 100.0
         keep[grey] = token_sim >= np.where(shorter[grey], SCREEN_TOKEN_SIMILARITY_SHORTER, SCREEN_TOKEN_SIMILARITY)
     survivors = np.flatnonzero(keep & np.array([bool(a) and bool(b) for a, b in zip(left, right)], dtype=bool))
+    # The token-level diff is the costly part: run it once per distinct pair of titles, on every
+    # core when there are many (a pure function of the two token lists: same result either way).
+    todo: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for k in survivors:
+        i, j, ki, kj = int(I[k]), int(J[k]), left[k], right[k]
+        if ki != kj and ki not in feats.parts[j] and kj not in feats.parts[i] and (ki, kj) not in todo:
+            todo[(ki, kj)] = (feats.tokens[i], feats.tokens[j])
     rows: dict[str, list] = {k: [] for k in schema}
-    cache: dict[tuple[str, str], TitleComparison] = {}
+    cache: dict[tuple[str, str], TitleComparison] = dict(zip(todo, compare_many(list(todo.values()))))
+    del todo
     partial = feats.authors_partial
     author_cache: dict[tuple[int, int], tuple[int, float | None]] = {}
     for k in survivors:
@@ -369,9 +381,7 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
                 SUBTITLE_SCORE if n_words >= 3 else SUBTITLE_SCORE - 0.1, None, n_words, 0, 0, "one title is a part of the other"
             )
         else:
-            title = cache.get((ki, kj))
-            if title is None:
-                title = cache[(ki, kj)] = compare_titles(feats.tokens[i], feats.tokens[j])
+            title = cache[(ki, kj)]
         # Author lists are shared objects per distinct list (``_prepare``): cache by identity.
         sets_i, sets_j = feats.author_sets[i], feats.author_sets[j]
         author_key = (id(sets_i), id(sets_j))
@@ -398,6 +408,36 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
         rows["author_overlap"].append(overlap)
         rows["year_diff"].append(year_diff)
     return pl.DataFrame(rows, schema=schema)
+
+
+def compare_many(pairs: list[tuple[tuple[str, ...], tuple[str, ...]]], *, workers: int | None = None) -> list[TitleComparison]:
+    """``compare_titles`` over many pairs of token lists, in order; in a process pool (spawned:
+    never fork a process that holds Polars' threads) when there are enough pairs to repay
+    starting it. ``SCHOLARHOUSE_MATCH_WORKERS`` sets the pool size (1: no pool)."""
+    if workers is None:
+        configured = os.environ.get("SCHOLARHOUSE_MATCH_WORKERS")
+        workers = max(1, int(configured)) if configured else min(os.cpu_count() or 1, 8)
+    if workers <= 1 or len(pairs) < PARALLEL_DIFF_MIN:
+        return [compare_titles(a, b) for a, b in pairs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = min(50_000, max(2_000, len(pairs) // (workers * 8)))
+    out: list[TitleComparison] = []
+    pending: deque = deque()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        # A bounded number of chunks in flight: the pickled pairs never pile up in memory.
+        for start in range(0, len(pairs), size):
+            pending.append(pool.submit(_compare_chunk, pairs[start : start + size]))
+            if len(pending) >= 2 * workers:
+                out.extend(pending.popleft().result())
+        while pending:
+            out.extend(pending.popleft().result())
+    return out
+
+
+def _compare_chunk(pairs: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> list[TitleComparison]:
+    return [compare_titles(a, b) for a, b in pairs]
 
 
 def _identifier_edges(feats: _Features) -> pl.DataFrame:
