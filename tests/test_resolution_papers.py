@@ -359,3 +359,22 @@ def test_title_diffs_in_worker_processes_give_the_same_result(monkeypatch):
     assert sequential[0].equals(parallel[0]) and sequential[1].equals(parallel[1])
     pairs = [(title_tokens(a["title"]), title_tokens(b["title"])) for a in rows[:7] for b in rows[:7]]
     assert papers_module.compare_many(pairs, workers=2) == [compare_titles(a, b) for a, b in pairs]
+
+
+def test_title_diffs_fall_back_to_this_process_when_workers_die(monkeypatch):
+    import concurrent.futures
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pipelines.resolution import papers as papers_module
+
+    class DeadPool:
+        def __init__(self, *args, **kwargs): ...
+        def __enter__(self): return self
+        def __exit__(self, *exc): return False
+        def submit(self, *args, **kwargs): raise BrokenProcessPool("worker died")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", DeadPool)
+    monkeypatch.setattr(papers_module, "PARALLEL_DIFF_MIN", 1)
+    pairs = [(title_tokens("Dynamic Load Balancing"), title_tokens("Static Load Balancing"))] * 3
+    with pytest.warns(RuntimeWarning, match="diffing in this process"):
+        assert papers_module.compare_many(pairs, workers=2) == [compare_titles(*pairs[0])] * 3

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections import deque
 from dataclasses import dataclass
 
@@ -422,17 +423,25 @@ def compare_many(pairs: list[tuple[tuple[str, ...], tuple[str, ...]]], *, worker
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from concurrent.futures.process import BrokenProcessPool
+
     size = min(50_000, max(2_000, len(pairs) // (workers * 8)))
     out: list[TitleComparison] = []
     pending: deque = deque()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        # A bounded number of chunks in flight: the pickled pairs never pile up in memory.
-        for start in range(0, len(pairs), size):
-            pending.append(pool.submit(_compare_chunk, pairs[start : start + size]))
-            if len(pending) >= 2 * workers:
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            # A bounded number of chunks in flight: the pickled pairs never pile up in memory.
+            for start in range(0, len(pairs), size):
+                pending.append(pool.submit(_compare_chunk, pairs[start : start + size]))
+                if len(pending) >= 2 * workers:
+                    out.extend(pending.popleft().result())
+            while pending:
                 out.extend(pending.popleft().result())
-        while pending:
-            out.extend(pending.popleft().result())
+    except BrokenProcessPool:
+        # A worker died (out of memory; or the caller is a script without an
+        # ``if __name__ == "__main__"`` guard, which spawned workers re-run): do it here instead.
+        warnings.warn("title-diff worker processes failed; diffing in this process", RuntimeWarning, stacklevel=2)
+        return [compare_titles(a, b) for a, b in pairs]
     return out
 
 
