@@ -284,6 +284,18 @@ def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pa
 # parse as Parquet shards, any number of workers parse them (in parallel on a multiprocess or
 # distributed executor), and one writer loads the results. Only plan and write hold the warehouse.
 
+# The staging tables (without schema prefix), in the order stage_captures returns their rows.
+_SCHEMAS = {"profiles": PROFILE_SCHEMA, "listings": LISTING_SCHEMA, "rejects": REJECT_SCHEMA}
+
+# The partition's pages that need parsing: not reusable from an earlier night (run
+# find_reusable_captures first), one url per body, the first in url order.
+_PAGES_TO_PARSE = """
+    SELECT capture_id, url FROM raw.page_captures
+    WHERE partition_date = $day AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
+    QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY url) = 1
+"""
+
+
 def shard_size(configured: int | None = None) -> int:
     """Pages per parse shard: SCHOLARHOUSE_PARSE_SHARD_PAGES, else SHARD_PAGES."""
     if configured:
@@ -301,20 +313,16 @@ def plan_parse(con, day: date, work_dir: Path, *, shard_pages: int | None = None
     size = shard_size(shard_pages)
     reused = find_reusable_captures(con, day)
     # Numbered after the duplicates are gone (window functions run before QUALIFY filters).
-    con.execute("""
+    con.execute(f"""
         CREATE OR REPLACE TEMP TABLE pages_to_parse AS
-        SELECT url, row_number() OVER (ORDER BY url) AS n FROM (
-            SELECT url FROM raw.page_captures
-            WHERE partition_date = $day AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
-            QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY url) = 1
-        )
+        SELECT url, row_number() OVER (ORDER BY url) AS n FROM ({_PAGES_TO_PARSE})
     """, {"day": day})
     total = warehouse.scalar(con, "SELECT count(*) FROM pages_to_parse")
     work_dir.mkdir(parents=True, exist_ok=True)
     shards = []
     for k, start in enumerate(range(0, total, size)):
         path = work_dir / f"{day.isoformat()}-shard-{k:05d}.parquet"
-        # A fresh row number over the already-numbered pages: COPY takes no prepared parameters.
+        # Values are written into the statement: COPY takes no prepared parameters.
         con.execute(f"""
             COPY (
                 SELECT r.* FROM raw.page_captures r JOIN pages_to_parse p USING (url)
@@ -338,15 +346,13 @@ def parse_shard(shard: dict, *, batch_pages: int = BATCH_PAGES, workers: int | N
         for start in range(0, pages, batch_pages):
             yield lazy.slice(start, batch_pages).collect()
 
-    parts: dict[str, list[pl.DataFrame]] = {"profiles": [], "listings": [], "rejects": []}
-    for profiles, listings, rejects in _parse_batches(batches(), workers=workers):
-        parts["profiles"].append(profiles)
-        parts["listings"].append(listings)
-        parts["rejects"].append(rejects)
+    parts: dict[str, list[pl.DataFrame]] = {table: [] for table in _SCHEMAS}
+    for frames in _parse_batches(batches(), workers=workers):
+        for table, frame in zip(_SCHEMAS, frames):
+            parts[table].append(frame)
     out = {"day": shard["day"], "pages": pages}
-    schemas = {"profiles": PROFILE_SCHEMA, "listings": LISTING_SCHEMA, "rejects": REJECT_SCHEMA}
     for table, frames in parts.items():
-        frame = pl.concat(frames) if frames else pl.DataFrame(schema=schemas[table])
+        frame = pl.concat(frames) if frames else pl.DataFrame(schema=_SCHEMAS[table])
         path = source.with_name(f"{source.stem}.{table}.parquet")
         frame.write_parquet(path)
         out[table] = str(path)
@@ -363,22 +369,17 @@ def write_staging(con, day: date, parsed: list[dict]) -> dict:
     in raw are dropped, so the staging rows always match the raw rows they are written against.
     Shards are loaded one at a time; page bodies are read only for pages parsed here."""
     find_reusable_captures(con, day)
-    con.execute("""
-        CREATE OR REPLACE TEMP TABLE expected_captures AS
-        SELECT capture_id, url FROM raw.page_captures
-        WHERE partition_date = ? AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
-        QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY url) = 1
-    """, [day])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE expected_captures AS {_PAGES_TO_PARSE}", {"day": day})
     wanted = set(warehouse.read_frame(con, "SELECT capture_id FROM expected_captures")["capture_id"].to_list())
-    shards = [p for p in parsed if p.get("day") == day.isoformat() and all(Path(p[t]).exists() for t in _TABLES)]
-    counts = {t: 0 for t in _TABLES}
+    shards = [p for p in parsed if p.get("day") == day.isoformat() and all(Path(p[t]).exists() for t in _SCHEMAS)]
+    counts = {t: 0 for t in _SCHEMAS}
     covered: set[str] = set()
     con.execute("BEGIN TRANSACTION")
     try:
-        for table in _TABLES:
+        for table in _SCHEMAS:
             con.execute(f"DELETE FROM staging.{table} WHERE partition_date = ?", [day])
         for shard in shards:
-            frames = {t: pl.read_parquet(shard[t]).filter(pl.col("capture_id").is_in(list(wanted))) for t in _TABLES}
+            frames = {t: pl.read_parquet(shard[t]).filter(pl.col("capture_id").is_in(list(wanted))) for t in _SCHEMAS}
             _insert_staging(con, frames, counts, covered)
         missing = sorted(wanted - covered)
         if missing:
@@ -386,16 +387,13 @@ def write_staging(con, day: date, parsed: list[dict]) -> dict:
                 SELECT r.* FROM raw.page_captures r JOIN expected_captures e USING (capture_id, url)
                 WHERE r.partition_date = ? AND list_contains(?, r.capture_id) ORDER BY r.url
             """, [day, missing])
-            _insert_staging(con, dict(zip(_TABLES, stage_captures(late))), counts, covered)
+            _insert_staging(con, dict(zip(_SCHEMAS, stage_captures(late))), counts, covered)
         copy_reused_rows(con, day)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
     return {f"parsed_{t}": n for t, n in counts.items()} | {"pages_parsed_late": len(missing)}
-
-
-_TABLES = ("profiles", "listings", "rejects")
 
 
 def _insert_staging(con, frames: dict[str, pl.DataFrame], counts: dict[str, int], covered: set[str]) -> None:

@@ -41,6 +41,20 @@ def _staging(path: Path) -> dict[str, pl.DataFrame]:
         }
 
 
+def _assert_same_staging(a_path: Path, b_path: Path) -> None:
+    a, b = _staging(a_path), _staging(b_path)
+    for table in TABLES:
+        assert a[table].equals(b[table]), table
+
+
+def _land_and_parse_shards(con, captures: Path, work: Path) -> list[dict]:
+    """Land the captures and parse them in two-page shards, without writing staging yet."""
+    warehouse.ensure_schema(con)
+    landing.land_partition(con, FolderSource(captures).iter_captures(DAY), DAY)
+    plan = landing.plan_parse(con, DAY, work, shard_pages=2)
+    return [landing.parse_shard(shard) for shard in plan["shards"]]
+
+
 def _land_and_stage(captures: Path, path: Path, **stage_args) -> dict:
     with warehouse.connect(path) as con:
         warehouse.ensure_schema(con)
@@ -56,9 +70,7 @@ def test_shards_give_the_same_rows_as_one_shard(tmp_path):
     assert many["parsed_profiles"] == 5 and many["parsed_rejects"] == 1
     # every page to parse was in a shard: the writer parsed none itself
     assert one["pages_parsed_late"] == many["pages_parsed_late"] == 0
-    a, b = _staging(tmp_path / "one.duckdb"), _staging(tmp_path / "many.duckdb")
-    for table in TABLES:
-        assert a[table].equals(b[table]), table
+    _assert_same_staging(tmp_path / "one.duckdb", tmp_path / "many.duckdb")
 
 
 def test_the_writer_reconciles_shards_with_the_raw_pages_it_writes_against(tmp_path):
@@ -66,10 +78,7 @@ def test_the_writer_reconciles_shards_with_the_raw_pages_it_writes_against(tmp_p
     captures = _captures(tmp_path)
     path = tmp_path / "w.duckdb"
     with warehouse.connect(path) as con:
-        warehouse.ensure_schema(con)
-        landing.land_partition(con, FolderSource(captures).iter_captures(DAY), DAY)
-        plan = landing.plan_parse(con, DAY, tmp_path / "work", shard_pages=2)
-        parsed = [landing.parse_shard(shard) for shard in plan["shards"]]
+        parsed = _land_and_parse_shards(con, captures, tmp_path / "work")
         # Between plan and write the raw step re-runs on a folder that lost one page.
         gone = sorted(p for p in captures.iterdir() if p.suffix == ".txt" and p.name != "garbage.txt")[0]
         gone.unlink()
@@ -135,9 +144,7 @@ def test_parse_shards_run_in_parallel_on_the_multiprocess_executor(tmp_path, mon
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:]))
     # same rows as the one-process path, and the shard files are gone
     _land_and_stage(captures, tmp_path / "single.duckdb")
-    a, b = _staging(tmp_path / "single.duckdb"), _staging(wh)
-    for table in TABLES:
-        assert a[table].equals(b[table]), table
+    _assert_same_staging(tmp_path / "single.duckdb", wh)
     assert not any((wh.parent / "work" / "parse").glob("*/*.parquet"))
 
 
@@ -145,10 +152,7 @@ def test_a_lost_shard_is_parsed_by_the_writer_and_old_work_folders_are_swept(tmp
     captures = _captures(tmp_path)
     path = tmp_path / "w.duckdb"
     with warehouse.connect(path) as con:
-        warehouse.ensure_schema(con)
-        landing.land_partition(con, FolderSource(captures).iter_captures(DAY), DAY)
-        plan = landing.plan_parse(con, DAY, tmp_path / "work" / "run-1", shard_pages=2)
-        parsed = [landing.parse_shard(shard) for shard in plan["shards"]]
+        parsed = _land_and_parse_shards(con, captures, tmp_path / "work" / "run-1")
         Path(parsed[1]["listings"]).unlink()  # e.g. a re-execution after the folder was cleaned
         result = landing.write_staging(con, DAY, parsed)
         assert result["pages_parsed_late"] == 2

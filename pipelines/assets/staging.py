@@ -22,9 +22,6 @@ from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
 from pipelines.partitions import partition_dates, daily_partitions
 from pipelines.resources import WarehouseResource
 
-STAGING_TABLES = ("staging.profiles", "staging.listings", "staging.rejects")
-
-
 def _work_root(warehouse_db: WarehouseResource) -> Path:
     return warehouse_db.resolved_path().parent / "work" / "parse"
 

@@ -356,33 +356,34 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
         token_sim = process.cpdist(gl, gr, scorer=fuzz.token_set_ratio, workers=-1) / 100.0
         keep[grey] = token_sim >= np.where(shorter[grey], SCREEN_TOKEN_SIMILARITY_SHORTER, SCREEN_TOKEN_SIMILARITY)
     survivors = np.flatnonzero(keep & np.array([bool(a) and bool(b) for a, b in zip(left, right)], dtype=bool))
-    # The token-level diff is the costly part: run it once per distinct pair of titles, on every
-    # core when there are many (a pure function of the two token lists: same result either way).
+    # One title comparison per distinct pair of title keys (it depends on nothing else). The
+    # token-level diff is the costly kind: collected first, then run on every core when there
+    # are many (a pure function of the two token lists: same result either way).
+    titles: dict[tuple[str, str], TitleComparison] = {}
     todo: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
     for k in survivors:
         i, j, ki, kj = int(I[k]), int(J[k]), left[k], right[k]
-        if ki != kj and ki not in feats.parts[j] and kj not in feats.parts[i] and (ki, kj) not in todo:
+        if (ki, kj) in titles or (ki, kj) in todo:
+            continue
+        if ki == kj:
+            titles[(ki, kj)] = TitleComparison(1.0, None, feats.n_content[i], 0, 0, "identical title")
+        elif ki in feats.parts[j] or kj in feats.parts[i]:
+            # One record kept only the main title (or only the subtitle) of the other.
+            shorter = ki if len(ki) < len(kj) else kj
+            n_words = len(content_tokens(shorter.split()))
+            titles[(ki, kj)] = TitleComparison(
+                SUBTITLE_SCORE if n_words >= 3 else SUBTITLE_SCORE - 0.1, None, n_words, 0, 0, "one title is a part of the other"
+            )
+        else:
             todo[(ki, kj)] = (feats.tokens[i], feats.tokens[j])
-    rows: dict[str, list] = {k: [] for k in schema}
-    cache: dict[tuple[str, str], TitleComparison] = dict(zip(todo, compare_many(list(todo.values()))))
+    titles.update(zip(todo, compare_many(list(todo.values()))))
     del todo
+    rows: dict[str, list] = {k: [] for k in schema}
     partial = feats.authors_partial
     author_cache: dict[tuple[int, int], tuple[int, float | None]] = {}
     for k in survivors:
         i, j, ki, kj = int(I[k]), int(J[k]), left[k], right[k]
-        part_of = ki in feats.parts[j] or kj in feats.parts[i]
-        exact = ki == kj
-        if exact:
-            title = TitleComparison(1.0, None, feats.n_content[i], 0, 0, "identical title")
-        elif part_of:
-            # One record kept only the main title (or only the subtitle) of the other.
-            shorter = ki if len(ki) < len(kj) else kj
-            n_words = len(content_tokens(shorter.split()))
-            title = TitleComparison(
-                SUBTITLE_SCORE if n_words >= 3 else SUBTITLE_SCORE - 0.1, None, n_words, 0, 0, "one title is a part of the other"
-            )
-        else:
-            title = cache[(ki, kj)]
+        title = titles[(ki, kj)]
         # Author lists are shared objects per distinct list (``_prepare``): cache by identity.
         sets_i, sets_j = feats.author_sets[i], feats.author_sets[j]
         author_key = (id(sets_i), id(sets_j))
@@ -400,7 +401,7 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
         score = _combine(title, overlap, year_diff, min(feats.n_content[i], feats.n_content[j]))
         rows["i"].append(i)
         rows["j"].append(j)
-        rows["method"].append("title_exact" if exact else "title_fuzzy")
+        rows["method"].append("title_exact" if ki == kj else "title_fuzzy")
         rows["score"].append(round(score, 4))
         rows["title_score"].append(title.score)
         rows["veto"].append(title.veto)
@@ -419,7 +420,7 @@ def compare_many(pairs: list[tuple[tuple[str, ...], tuple[str, ...]]], *, worker
         configured = os.environ.get("SCHOLARHOUSE_MATCH_WORKERS")
         workers = max(1, int(configured)) if configured else min(os.cpu_count() or 1, 8)
     if workers <= 1 or len(pairs) < PARALLEL_DIFF_MIN:
-        return [compare_titles(a, b) for a, b in pairs]
+        return _compare_chunk(pairs)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -441,7 +442,7 @@ def compare_many(pairs: list[tuple[tuple[str, ...], tuple[str, ...]]], *, worker
         # A worker died (out of memory; or the caller is a script without an
         # ``if __name__ == "__main__"`` guard, which spawned workers re-run): do it here instead.
         warnings.warn("title-diff worker processes failed; diffing in this process", RuntimeWarning, stacklevel=2)
-        return [compare_titles(a, b) for a, b in pairs]
+        return _compare_chunk(pairs)
     return out
 
 
