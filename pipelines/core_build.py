@@ -194,7 +194,7 @@ def build_core(
 
     papers = (
         listed.group_by("paper_id").agg(
-            pl.col("abstract").drop_nulls().sort_by(pl.col("abstract").drop_nulls().str.len_chars(), descending=True).first().alias("abstract"),
+            _longest_abstract(listed),
             pl.col("pub_date").drop_nulls().min().alias("pub_date"),
             pl.col("arxiv_id").drop_nulls().min().alias("arxiv_id"),
             pl.col("listing_key").n_unique().cast(pl.Int32).alias("listings_count"),
@@ -288,10 +288,11 @@ def build_core(
     )
 
 
-# The staging.listings columns the core step uses: reading only these (not the normalised
-# abstract, code URLs, raw dates, ...) keeps the core step's input a fraction of the table.
+# The staging.listings columns the core step uses: reading only these (not the abstracts, code
+# URLs, raw dates, ...) keeps the core step's input a fraction of the table. The papers' abstracts
+# are filled in by SQL after the write (sql/core/paper_abstracts.sql).
 CORE_LISTING_COLUMNS = (
-    "listing_id", "listing_key", "partition_date", "source", "source_profile_id", "title", "abstract",
+    "listing_id", "listing_key", "partition_date", "source", "source_profile_id", "title",
     "venue", "year", "pub_date", "category", "byline_authors", "byline_truncated", "arxiv_id",
 )
 
@@ -366,12 +367,21 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra, timer=timer,
     )
     with timer.stage("core_write"):
-        warehouse.replace_slice(con, core.writes())
+        warehouse.replace_slice(con, core.writes(), after=lambda: con.execute(warehouse.read_sql("core/paper_abstracts")))
     core.stats["timings"] = timer.summary()
     return core, until
 
 
 # ---- helpers ------------------------------------------------------------------------------------
+
+def _longest_abstract(listed: pl.DataFrame) -> pl.Expr:
+    """A paper's longest abstract (ties: the first in text order) — null when the listings were
+    read without abstracts (the warehouse path fills them in SQL, same rule)."""
+    if "abstract" not in listed.columns:
+        return pl.lit(None, pl.String).alias("abstract")
+    present = pl.col("abstract").filter(pl.col("abstract").is_not_null() & (pl.col("abstract") != ""))
+    return present.sort_by([present.str.len_chars(), present], descending=[True, False]).first().alias("abstract")
+
 
 def _per_unique(fn):
     """Apply a Python string function once per distinct value (names and titles repeat a lot),

@@ -228,3 +228,32 @@ def test_synthetic_people_precision_and_recall():
     true_pairs = result.join(result, on="true_person", suffix="_r").filter(pl.col("mention_id") < pl.col("mention_id_r"))
     recall = (true_pairs["author_id"] == true_pairs["author_id_r"]).mean()
     assert precision >= 0.97 and recall >= 0.75, (precision, recall)
+
+
+def test_batches_of_components_give_the_result_of_one_piece(monkeypatch):
+    """Large inputs are resolved per batch of independent components (memory stays bounded):
+    the clusters, scores and review rows are those of resolving everything at once."""
+    frame, _ = synthetic_mentions(seed=3, n_groups=60)
+    frame = frame.with_columns(orcid=pl.when(pl.int_range(pl.len()) % 97 == 0).then(pl.lit("0000-0002-1825-0097")))
+    whole, whole_review = resolve_authors(frame)
+    monkeypatch.setenv("SCHOLARHOUSE_AUTHOR_BATCH", "50")
+    from pipelines.resolution.authors import _components
+    assert int(_components(frame).max()) > 5  # several components, so several batches
+    batched, batched_review = resolve_authors(frame)
+    assert batched.equals(whole)
+    assert batched_review.equals(whole_review) and whole_review.height > 0
+    assert author_review_pairs(frame, whole).equals(whole_review)
+
+
+def test_components_join_mentions_that_share_identity_evidence():
+    from pipelines.resolution.authors import _components
+    frame = mentions([
+        {"mention_id": "1", "name": "Wei Wang", "paper_id": "p1", "orcid": "0000-0002-1825-0097"},
+        {"mention_id": "2", "name": "Vivian Wong", "paper_id": "p2", "orcid": "https://orcid.org/0000-0002-1825-0097"},
+        {"mention_id": "3", "name": "Anna Berg", "paper_id": "p3", "source": "bzpeer", "source_profile_id": "x", "is_profile_owner": True},
+        {"mention_id": "4", "name": "A. Lindqvist", "paper_id": "p4", "source": "bzpeer", "source_profile_id": "x", "is_profile_owner": True},
+        {"mention_id": "5", "name": "Zoe Quint", "paper_id": "p5"},
+    ])
+    comp = _components(frame).tolist()
+    assert comp[0] == comp[1] and comp[2] == comp[3]
+    assert len({comp[0], comp[2], comp[4]}) == 3

@@ -41,8 +41,10 @@ Names alone never merge two mentions. How it works:
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 import polars as pl
@@ -61,6 +63,7 @@ MAX_PAPER_AUTHORS = 100  # beyond this (consortium papers) only the listed co-au
 METHOD_PRIORITY = {"orcid": 6, "profile": 5, "openalex_id": 4, "same_paper": 3, "shared_evidence": 2, "singleton": 0}
 
 ASSIGNMENT_SCHEMA = {"mention_id": pl.String, "author_id": pl.String, "method": pl.String, "score": pl.Float64}
+REVIEW_ORDER = ["left_cluster", "right_cluster", "score", "left_id", "right_id", "evidence_for", "evidence_against"]
 REVIEW_SCHEMA = {
     "left_id": pl.String,
     "right_id": pl.String,
@@ -102,14 +105,15 @@ class _Mentions:
     openalex: list[str | None]
     affiliation: list[str | None]
     venue: list[str | None]
-    title: list[str | None]
 
 
 def _col(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
     return pl.col(name).cast(dtype, strict=False) if name in df.columns else pl.lit(None, dtype=dtype)
 
 
-def _prepare(mentions: pl.DataFrame) -> _Mentions:
+def _prepare(mentions: pl.DataFrame, on_paper: dict[str, tuple[set[str], dict[str, str]]] | None = None) -> _Mentions:
+    """Per-mention features. ``on_paper`` (from :func:`_paper_names`): the names on each paper,
+    when ``mentions`` is a batch of a larger input; by default computed from ``mentions``."""
     missing = {"mention_id", "name", "paper_id"} - set(mentions.columns)
     if missing:
         raise ValueError(f"mentions lack columns: {sorted(missing)}")
@@ -125,7 +129,6 @@ def _prepare(mentions: pl.DataFrame) -> _Mentions:
         pl.col("name").cast(pl.String),
         pl.col("paper_id").cast(pl.String),
         coauthors.alias("coauthors"),
-        _col(mentions, "title", pl.String).alias("title"),
         _col(mentions, "venue", pl.String).alias("venue"),
         _col(mentions, "affiliation", pl.String).alias("affiliation"),
         _col(mentions, "source", pl.String).alias("source"),
@@ -140,48 +143,16 @@ def _prepare(mentions: pl.DataFrame) -> _Mentions:
         raise ValueError("mention_id must be unique")
 
     names = [n or "" for n in df["name"].to_list()]
-    parsed = [parse_name(n) for n in names]
-    coauthor_names: list[set[str]] = []
-    coauthor_keys: list[frozenset[str]] = []
-    coauthor_full: list[frozenset[str]] = []
+    papers = df["paper_id"].to_list()
     own_forms = [name_forms(n) for n in names]
-    # Co-author names repeat across mentions: read each distinct name once.
     name_info: dict[str, tuple[str | None, str | None, str]] = {}
-    for (_, _, own_keys), co in zip(own_forms, df["coauthors"].to_list()):
-        folded, keys, full = set(), set(), set()
-        for name in co or []:
-            info = name_info.get(name)
-            if info is None:
-                key, form, _ = name_forms(name)
-                info = name_info[name] = (key, form, parse_name(name).folded if key is not None else "")
-            key, form, folded_name = info
-            if key is None:
-                continue
-            folded.add(folded_name)
-            if key not in own_keys:
-                keys.add(key)
-                if form:
-                    full.add(form)
-        coauthor_names.append(folded)
-        coauthor_keys.append(frozenset(keys))
-        coauthor_full.append(frozenset(full))
+    coauthor_names, coauthor_keys, coauthor_full = _listed_coauthors(own_forms, df["coauthors"].to_list(), name_info)
+    if on_paper is None:
+        on_paper = _paper_names(zip(papers, coauthor_keys, coauthor_full, own_forms))
     # Co-authors are everyone on the same paper, not only the names a listing showed: a BZPEER
     # owner mention has no byline, yet the other mentions of that paper are its co-authors.
-    papers = df["paper_id"].to_list()
-    on_paper: dict[str, tuple[set[str], dict[str, str]]] = {}
-    for p, keys, full, (own_key, own_full, _) in zip(papers, coauthor_keys, coauthor_full, own_forms):
-        if p is None:
-            continue
-        paper_keys, paper_full = on_paper.setdefault(p, (set(), {}))
-        paper_keys.update(keys)
-        for form in full:
-            paper_full[form] = name_forms(form)[0]
-        if own_key is not None:
-            paper_keys.add(own_key)
-            if own_full:
-                paper_full[own_full] = own_key
     for i, (p, (_, _, own_keys)) in enumerate(zip(papers, own_forms)):
-        if p is not None and len(on_paper[p][0]) <= MAX_PAPER_AUTHORS:
+        if p is not None and p in on_paper and len(on_paper[p][0]) <= MAX_PAPER_AUTHORS:
             coauthor_keys[i] = frozenset(on_paper[p][0].difference(own_keys))
             coauthor_full[i] = frozenset(f for f, k in on_paper[p][1].items() if k not in own_keys)
     owners = df["owner"].to_list()
@@ -192,7 +163,7 @@ def _prepare(mentions: pl.DataFrame) -> _Mentions:
     return _Mentions(
         ids=df["mention_id"].to_list(),
         names=names,
-        folded=[p.folded for p in parsed],
+        folded=[parse_name(n).folded for n in names],
         keys=[f[2] for f in own_forms],  # == parse_name(n).keys, cached
         papers=papers,
         coauthor_names=coauthor_names,
@@ -203,9 +174,70 @@ def _prepare(mentions: pl.DataFrame) -> _Mentions:
         orcid=[normalize_orcid(v) for v in df["orcid"].to_list()],
         openalex=[normalize_openalex_id(v) for v in df["openalex_id"].to_list()],
         affiliation=[match_key(a) or None for a in df["affiliation"].to_list()],
-        venue=[match_key(v) or None for v in df["venue"].to_list()],
-        title=df["title"].to_list(),
+        venue=_per_value(df["venue"].to_list(), lambda v: match_key(v) or None),
     )
+
+
+def _per_value(values: list, fn) -> list:
+    """``fn`` once per distinct value; equal values share one result object."""
+    cache: dict = {}
+    out = []
+    for v in values:
+        if v not in cache:
+            cache[v] = fn(v)
+        out.append(cache[v])
+    return out
+
+
+def _row_coauthors(own_keys, names, name_info) -> tuple[set[str], set[str], set[str]]:
+    """The co-authors one mention's own listing shows: folded names, keys (surname + first
+    initial, the mention's own keys excluded) and full "given family" forms."""
+    folded, keys, full = set(), set(), set()
+    for name in names or ():
+        info = name_info.get(name)
+        if info is None:
+            # Co-author names repeat across mentions: read each distinct name once.
+            key, form, _ = name_forms(name)
+            info = name_info[name] = (key, form, parse_name(name).folded if key is not None else "")
+        key, form, folded_name = info
+        if key is None:
+            continue
+        folded.add(folded_name)
+        if key not in own_keys:
+            keys.add(key)
+            if form:
+                full.add(form)
+    return folded, keys, full
+
+
+def _listed_coauthors(own_forms, coauthor_lists, name_info) -> tuple[list[set[str]], list[frozenset[str]], list[frozenset[str]]]:
+    coauthor_names: list[set[str]] = []
+    coauthor_keys: list[frozenset[str]] = []
+    coauthor_full: list[frozenset[str]] = []
+    for (_, _, own_keys), co in zip(own_forms, coauthor_lists):
+        folded, keys, full = _row_coauthors(own_keys, co, name_info)
+        coauthor_names.append(folded)
+        coauthor_keys.append(frozenset(keys))
+        coauthor_full.append(frozenset(full))
+    return coauthor_names, coauthor_keys, coauthor_full
+
+
+def _paper_names(rows) -> dict[str, tuple[set[str], dict[str, str]]]:
+    """Per paper: every name key on it and its full forms (form -> key), from all its mentions.
+    ``rows``: (paper, co-author keys, co-author full forms, own name forms) per mention."""
+    on_paper: dict[str, tuple[set[str], dict[str, str]]] = {}
+    for p, keys, full, (own_key, own_full, _) in rows:
+        if p is None:
+            continue
+        paper_keys, paper_full = on_paper.setdefault(p, (set(), {}))
+        paper_keys.update(keys)
+        for form in full:
+            paper_full[form] = name_forms(form)[0]
+        if own_key is not None:
+            paper_keys.add(own_key)
+            if own_full:
+                paper_full[own_full] = own_key
+    return on_paper
 
 
 def _co_listed(m: _Mentions, i: int, j: int) -> bool:
@@ -589,10 +621,103 @@ def _review_frame(m: _Mentions, res: _AuthorResolution, cluster_of: list[str]) -
         return pl.DataFrame(schema=REVIEW_SCHEMA)
     return (
         pl.DataFrame(rows, schema=REVIEW_SCHEMA)
-        .sort(["left_cluster", "right_cluster", "score", "left_id", "right_id"], descending=[False, False, True, False, False])
+        # Every column in the key: one pair can be queued twice with different evidence texts,
+        # and which one is kept must not depend on the sort's tie order.
+        .sort(REVIEW_ORDER, descending=[False, False, True, False, False, False, False])
         .unique(["left_cluster", "right_cluster"], keep="first", maintain_order=True)
-        .sort(["score", "left_id", "right_id"], descending=[True, False, False])
+        .sort(["score", "left_id", "right_id"], descending=[True, False, False], maintain_order=True)
     )
+
+
+# Inputs larger than this are resolved one batch of independent components at a time, so the
+# matcher's per-mention features (~2 KB each) are held for one batch, not for the corpus.
+BATCH_MENTIONS = 250_000
+
+
+def _batch_size() -> int:
+    configured = os.environ.get("SCHOLARHOUSE_AUTHOR_BATCH")
+    return max(1, int(configured)) if configured else BATCH_MENTIONS
+
+
+def _interaction_labels(name: str) -> tuple[str, ...]:
+    """Labels two mentions must share to ever be compared: their name keys (same-paper and
+    shared-evidence candidates) and loose keys (similar-name review)."""
+    parsed = parse_name(name)
+    keys = ["k|" + k for k in name_forms(name)[2]]
+    keys += [f"l|{r.family[:3]} {r.first_initial}" for r in parsed.readings if r.family]
+    return tuple(dict.fromkeys(keys))
+
+
+def _components(mentions: pl.DataFrame) -> np.ndarray:
+    """Component of each row: rows that share a name key, a loose key, an owned profile, an
+    ORCID or an OpenAlex id — transitively. Every candidate pair, constraint and merge of
+    :func:`_resolve` lies inside one component, so components can be resolved separately with
+    the same result."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = mentions.height
+    names = mentions["name"].cast(pl.String).fill_null("")
+    distinct = names.unique()
+    labels = pl.DataFrame({"name": distinct, "label": [list(_interaction_labels(x)) for x in distinct.to_list()]},
+                          schema={"name": pl.String, "label": pl.List(pl.String)})
+    rows = pl.DataFrame({"idx": np.arange(n, dtype=np.int64), "name": names})
+    long = [rows.join(labels, on="name").explode("label").select("idx", "label")]
+    owner = (mentions["is_profile_owner"].cast(pl.Boolean, strict=False).fill_null(False) if "is_profile_owner" in mentions.columns
+             else (mentions["source_profile_id"].is_not_null() if "source_profile_id" in mentions.columns else None))
+    if owner is not None and "source_profile_id" in mentions.columns:
+        source = mentions["source"].cast(pl.String).fill_null("") if "source" in mentions.columns else pl.Series([""] * n)
+        profile = ("p|" + source + "|" + mentions["source_profile_id"].cast(pl.String)).zip_with(owner, pl.Series([None] * n, dtype=pl.String))
+        long.append(pl.DataFrame({"idx": rows["idx"], "label": profile}))
+    for column, prefix, normalize in (("orcid", "o|", normalize_orcid), ("openalex_id", "x|", normalize_openalex_id)):
+        if column in mentions.columns:
+            values = _per_value(mentions[column].cast(pl.String).to_list(), normalize)
+            long.append(pl.DataFrame({"idx": rows["idx"], "label": [prefix + v if v else None for v in values]},
+                                     schema={"idx": pl.Int64, "label": pl.String}))
+    edges = pl.concat(long).drop_nulls("label").with_columns(pl.col("label").rank("dense").cast(pl.Int64) - 1 + n)
+    size = n + (int(edges["label"].max()) + 1 - n if edges.height else 0)
+    graph = coo_matrix((np.ones(edges.height, dtype=np.int8), (edges["idx"].to_numpy(), edges["label"].to_numpy())), shape=(size, size))
+    return connected_components(graph, directed=False)[1][:n]
+
+
+def _resolved(mentions: pl.DataFrame) -> Iterator[tuple[_Mentions, _AuthorResolution]]:
+    """(features, resolution) of ``mentions``: in one piece, or per batch of components."""
+    batch = _batch_size()
+    if mentions.height <= batch:
+        m = _prepare(mentions)
+        yield m, _resolve(m)
+        return
+    component = _components(mentions)
+    # Whole components into batches of about ``batch`` rows, in order of first row.
+    sizes = np.bincount(component)
+    order = np.unique(component, return_index=True)[1]
+    batch_of_component = np.empty(sizes.size, dtype=np.int64)
+    current, filled = 0, 0
+    for c in component[np.sort(order)].tolist():
+        if filled and filled + sizes[c] > batch:
+            current, filled = current + 1, 0
+        batch_of_component[c] = current
+        filled += int(sizes[c])
+    batch_of_row = batch_of_component[component]
+    on_paper = _paper_names_of(mentions)
+    for b in range(current + 1):
+        part = mentions.filter(pl.Series(batch_of_row == b))
+        m = _prepare(part, on_paper)
+        yield m, _resolve(m)
+
+
+def _paper_names_of(mentions: pl.DataFrame) -> dict[str, tuple[set[str], dict[str, str]]]:
+    """:func:`_paper_names` over all of ``mentions``, one row at a time (no per-row features kept)."""
+    names = [n or "" for n in mentions["name"].cast(pl.String).to_list()]
+    own_forms = [name_forms(n) for n in names]
+    coauthors = mentions["coauthors"].to_list() if "coauthors" in mentions.columns else [[]] * len(names)
+    name_info: dict = {}
+    papers = mentions["paper_id"].cast(pl.String).to_list()
+    rows = (
+        (p, *_row_coauthors(own[2], co, name_info)[1:], own)
+        for p, own, co in zip(papers, own_forms, coauthors)
+    )
+    return _paper_names(rows)
 
 
 def resolve_authors(mentions: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -603,10 +728,19 @@ def resolve_authors(mentions: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]
     """
     if mentions.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
-    m = _prepare(mentions)
-    res = _resolve(m)
-    assignments = _assignments(m, res)
-    return assignments, _review_frame(m, res, assignments["author_id"].to_list())
+    assignments, reviews = [], []
+    for m, res in _resolved(mentions):
+        part = _assignments(m, res)
+        assignments.append(part)
+        reviews.append(_review_frame(m, res, part["author_id"].to_list()))
+    return _concat_results(assignments, reviews)
+
+
+def _concat_results(assignments: list[pl.DataFrame], reviews: list[pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    if len(assignments) == 1:
+        return assignments[0], reviews[0]
+    review = pl.concat(reviews).sort(["score", "left_id", "right_id"], descending=[True, False, False], maintain_order=True)
+    return pl.concat(assignments).sort("mention_id"), review
 
 
 def match_authors(mentions: pl.DataFrame) -> pl.DataFrame:
@@ -626,7 +760,6 @@ def author_review_pairs(mentions: pl.DataFrame, result: pl.DataFrame) -> pl.Data
     """
     if mentions.height == 0:
         return pl.DataFrame(schema=REVIEW_SCHEMA)
-    m = _prepare(mentions)
-    res = _resolve(m)
     mapping = dict(zip(result["mention_id"].cast(pl.String).to_list(), result["author_id"].cast(pl.String).to_list()))
-    return _review_frame(m, res, [mapping.get(i, i) for i in m.ids])
+    reviews = [_review_frame(m, res, [mapping.get(i, i) for i in m.ids]) for m, res in _resolved(mentions)]
+    return reviews[0] if len(reviews) == 1 else pl.concat(reviews).sort(["score", "left_id", "right_id"], descending=[True, False, False], maintain_order=True)

@@ -93,6 +93,7 @@ PARALLEL_DIFF_MIN = 20_000
 METHOD_PRIORITY = {"arxiv_id": 4, "doi": 3, "title_exact": 2, "title_fuzzy": 1, "singleton": 0}
 
 ASSIGNMENT_SCHEMA = {"record_id": pl.String, "paper_id": pl.String, "method": pl.String, "score": pl.Float64}
+REVIEW_ORDER = ["left_cluster", "right_cluster", "score", "left_id", "right_id", "evidence_for", "evidence_against"]
 REVIEW_SCHEMA = {
     "left_id": pl.String,
     "right_id": pl.String,
@@ -302,29 +303,85 @@ def _author_overlap(a: list[frozenset[str]], b: list[frozenset[str]], ua: frozen
     return shared, shared / min(len(a), len(b))
 
 
-def _year_term(diff: int | None) -> float:
-    if diff is None:
-        return 0.0
-    if diff == 0:
-        return 0.03
-    if diff == 1:
-        return 0.0
-    if diff == 2:
-        return YEAR_PENALTY_2
-    return YEAR_PENALTY_FAR
+def _combine(title: np.ndarray, overlap: np.ndarray, year_diff: np.ndarray, min_content: np.ndarray) -> np.ndarray:
+    """Pair scores from their evidence, vectorised (``overlap``/``year_diff`` NaN when unknown):
+
+    title + year term (+0.03 same year, 0 for ±1, −0.15 for 2, −0.30 beyond) + 0.10·author
+    overlap (−0.12 when both lists are known and share nobody), −0.20 for a short title that no
+    shared author backs; clipped to [0, 1], rounded to 4 places."""
+    year_term = np.select(
+        [np.isnan(year_diff), year_diff == 0, year_diff == 1, year_diff == 2],
+        [0.0, 0.03, 0.0, YEAR_PENALTY_2],
+        default=YEAR_PENALTY_FAR,
+    )
+    score = title + year_term
+    known = ~np.isnan(overlap)
+    backed = known & (overlap > 0)
+    score = np.where(backed, score + 0.10 * np.where(backed, overlap, 0.0), np.where(known, score - 0.12, score))
+    score = np.where((min_content <= 2) & ~backed, score - 0.20, score)  # "Introduction": the title alone identifies nothing
+    return np.round(np.clip(score, 0.0, 1.0), 4)
 
 
-def _combine(title: TitleComparison, overlap: float | None, year_diff: int | None, min_content: int) -> float:
-    score = title.score + _year_term(year_diff)
-    if overlap is not None:
-        score += 0.10 * overlap if overlap > 0 else -0.12
-    if min_content <= 2 and not (overlap and overlap > 0):
-        score -= 0.20  # "Introduction", "Editorial": the title alone identifies nothing
-    return float(min(1.0, max(0.0, score)))
+# Candidate pairs screened per batch: the screen's string lists stay bounded at any corpus size.
+SCREEN_BATCH = 2_000_000
+
+
+def _screen(keys: list[str], I: np.ndarray, J: np.ndarray) -> np.ndarray:
+    """Positions of the candidate pairs worth a title diff.
+
+    Character similarity of the title keys; pairs in the grey zone get a second chance if their
+    token sets agree (a truncated or extended title, a dropped subtitle)."""
+    lengths = np.fromiter((len(k) for k in keys), dtype=np.int64, count=len(keys))
+    out = []
+    for start in range(0, len(I), SCREEN_BATCH):
+        bi, bj = I[start : start + SCREEN_BATCH], J[start : start + SCREEN_BATCH]
+        left = [keys[i] for i in bi.tolist()]
+        right = [keys[j] for j in bj.tolist()]
+        sim = process.cpdist(left, right, scorer=Indel.normalized_similarity, workers=-1)
+        keep = sim >= SCREEN_SIMILARITY
+        li, lj = lengths[bi], lengths[bj]
+        length_ratio = np.minimum(li, lj) / np.maximum(np.maximum(li, lj), 1)
+        # Grey zone: a much shorter title (truncated, subtitle dropped) or a fairly similar one
+        # (reordered words, an acronym spelled out); similar-length titles with little in common
+        # are not worth a look.
+        shorter = length_ratio < 0.75
+        grey = np.flatnonzero((sim >= SCREEN_FLOOR) & ~keep & (shorter | (sim >= 0.55)))
+        if grey.size:
+            gl, gr = [left[k] for k in grey.tolist()], [right[k] for k in grey.tolist()]
+            # A title that is a prefix or a part of the other has a token-set similarity of 1.
+            token_sim = process.cpdist(gl, gr, scorer=fuzz.token_set_ratio, workers=-1) / 100.0
+            keep[grey] = token_sim >= np.where(shorter[grey], SCREEN_TOKEN_SIMILARITY_SHORTER, SCREEN_TOKEN_SIMILARITY)
+        keep &= (li > 0) & (lj > 0)
+        out.append(np.flatnonzero(keep) + start)
+    return np.concatenate(out) if out else np.empty(0, dtype=np.int64)
+
+
+def _dense_ids(values: list, key=lambda v: v) -> tuple[np.ndarray, list]:
+    """(id of each value, the distinct values in order of first appearance)."""
+    ids: dict = {}
+    distinct: list = []
+    out = np.empty(len(values), dtype=np.int64)
+    for n, v in enumerate(values):
+        k = key(v)
+        d = ids.get(k)
+        if d is None:
+            d = ids[k] = len(distinct)
+            distinct.append(v)
+        out[n] = d
+    return out, distinct
+
+
+def _distinct_pairs(a: np.ndarray, b: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(position of the first occurrence of each distinct (a, b) pair, pair index of every row)."""
+    _, first, inverse = np.unique(a * size + b, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
 
 
 def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
-    """Score title candidates: one row per surviving pair with the evidence behind its score."""
+    """Score title candidates: one row per surviving pair with the evidence behind its score.
+
+    Columnar: the title diff runs once per distinct pair of title keys and the author overlap
+    once per distinct pair of author lists; the score is combined over arrays."""
     schema = {
         "i": pl.Int64, "j": pl.Int64, "method": pl.String, "score": pl.Float64, "title_score": pl.Float64,
         "veto": pl.String, "detail": pl.String, "shared_authors": pl.Int64, "author_overlap": pl.Float64,
@@ -332,84 +389,81 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
     }
     if pairs.height == 0:
         return pl.DataFrame(schema=schema)
-    # Cheap vectorised screen over all candidates: character similarity of the title keys; pairs
-    # in the grey zone get a second chance if their token sets agree (a truncated or extended
-    # title, a dropped subtitle). Only survivors reach the Python diff.
-    keys = feats.keys
-    I = pairs["i"].to_numpy()
-    J = pairs["j"].to_numpy()
-    left = [keys[i] for i in I]
-    right = [keys[j] for j in J]
-    sim = process.cpdist(left, right, scorer=Indel.normalized_similarity, workers=-1)
-    keep = sim >= SCREEN_SIMILARITY
-    lengths = np.array([len(k) for k in keys], dtype=np.int64)
-    li, lj = lengths[I], lengths[J]
-    length_ratio = np.minimum(li, lj) / np.maximum(np.maximum(li, lj), 1)
-    # Grey zone: a much shorter title (truncated, subtitle dropped) or a fairly similar one
-    # (reordered words, an acronym spelled out); similar-length titles with little in common
-    # are not worth a look.
-    shorter = length_ratio < 0.75
-    grey = np.flatnonzero((sim >= SCREEN_FLOOR) & ~keep & (shorter | (sim >= 0.55)))
-    if grey.size:
-        gl, gr = [left[k] for k in grey], [right[k] for k in grey]
-        # A title that is a prefix or a part of the other has a token-set similarity of 1.
-        token_sim = process.cpdist(gl, gr, scorer=fuzz.token_set_ratio, workers=-1) / 100.0
-        keep[grey] = token_sim >= np.where(shorter[grey], SCREEN_TOKEN_SIMILARITY_SHORTER, SCREEN_TOKEN_SIMILARITY)
-    survivors = np.flatnonzero(keep & np.array([bool(a) and bool(b) for a, b in zip(left, right)], dtype=bool))
-    # One title comparison per distinct pair of title keys (it depends on nothing else). The
-    # token-level diff is the costly kind: collected first, then run on every core when there
-    # are many (a pure function of the two token lists: same result either way).
-    titles: dict[tuple[str, str], TitleComparison] = {}
-    todo: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
-    for k in survivors:
-        i, j, ki, kj = int(I[k]), int(J[k]), left[k], right[k]
-        if (ki, kj) in titles or (ki, kj) in todo:
-            continue
+    # Cheap vectorised screen over all candidates; only survivors reach the Python diff.
+    survivors = _screen(feats.keys, pairs["i"].to_numpy(), pairs["j"].to_numpy())
+    I = pairs["i"].to_numpy()[survivors]
+    J = pairs["j"].to_numpy()[survivors]
+    if I.size == 0:
+        return pl.DataFrame(schema=schema)
+
+    # ---- titles: one comparison per distinct pair of title keys (it depends on nothing else,
+    # except a node's title parts: those of the pair's first occurrence decide, deterministically).
+    key_of, distinct_keys = _dense_ids(feats.keys)
+    first, title_pair = _distinct_pairs(key_of[I], key_of[J], len(distinct_keys))
+    t_score = np.empty(first.size)
+    t_veto: list[str | None] = [None] * first.size
+    t_detail: list[str] = [""] * first.size
+    todo: list[int] = []
+    for d, k in enumerate(first.tolist()):
+        i, j = int(I[k]), int(J[k])
+        ki, kj = feats.keys[i], feats.keys[j]
         if ki == kj:
-            titles[(ki, kj)] = TitleComparison(1.0, None, feats.n_content[i], 0, 0, "identical title")
+            t_score[d], t_detail[d] = 1.0, "identical title"
         elif ki in feats.parts[j] or kj in feats.parts[i]:
             # One record kept only the main title (or only the subtitle) of the other.
             shorter = ki if len(ki) < len(kj) else kj
             n_words = len(content_tokens(shorter.split()))
-            titles[(ki, kj)] = TitleComparison(
-                SUBTITLE_SCORE if n_words >= 3 else SUBTITLE_SCORE - 0.1, None, n_words, 0, 0, "one title is a part of the other"
-            )
+            t_score[d] = SUBTITLE_SCORE if n_words >= 3 else SUBTITLE_SCORE - 0.1
+            t_detail[d] = "one title is a part of the other"
         else:
-            todo[(ki, kj)] = (feats.tokens[i], feats.tokens[j])
-    titles.update(zip(todo, compare_many(list(todo.values()))))
-    del todo
-    rows: dict[str, list] = {k: [] for k in schema}
-    partial = feats.authors_partial
-    author_cache: dict[tuple[int, int], tuple[int, float | None]] = {}
-    for k in survivors:
-        i, j, ki, kj = int(I[k]), int(J[k]), left[k], right[k]
-        title = titles[(ki, kj)]
-        # Author lists are shared objects per distinct list (``_prepare``): cache by identity.
-        sets_i, sets_j = feats.author_sets[i], feats.author_sets[j]
-        author_key = (id(sets_i), id(sets_j))
-        authors = author_cache.get(author_key)
-        if authors is None:
-            shared, overlap = _author_overlap(sets_i, sets_j, feats.author_union[i], feats.author_union[j])
-            if overlap == 0 and not feats.author_families[i].isdisjoint(feats.author_families[j]):
-                overlap = None  # a family name agrees, its initial not: garbled list, no evidence either way
-            if overlap == 0 and partial is not None and (partial[i] or partial[j]):
-                overlap = None  # a record of the node had no list: nothing to hold against the pair
-            authors = author_cache[author_key] = (shared, overlap)
-        shared, overlap = authors
-        yi, yj = feats.years[i], feats.years[j]
-        year_diff = abs(yi - yj) if yi is not None and yj is not None else None
-        score = _combine(title, overlap, year_diff, min(feats.n_content[i], feats.n_content[j]))
-        rows["i"].append(i)
-        rows["j"].append(j)
-        rows["method"].append("title_exact" if ki == kj else "title_fuzzy")
-        rows["score"].append(round(score, 4))
-        rows["title_score"].append(title.score)
-        rows["veto"].append(title.veto)
-        rows["detail"].append(title.detail)
-        rows["shared_authors"].append(shared)
-        rows["author_overlap"].append(overlap)
-        rows["year_diff"].append(year_diff)
-    return pl.DataFrame(rows, schema=schema)
+            todo.append(d)
+    # The token-level diff is the costly kind: run on every core when there are many pairs (a
+    # pure function of the two token lists: same result either way).
+    diffs = compare_many([(feats.tokens[int(I[first[d]])], feats.tokens[int(J[first[d]])]) for d in todo])
+    for d, comparison in zip(todo, diffs):
+        t_score[d], t_veto[d], t_detail[d] = comparison.score, comparison.veto, comparison.detail
+    del diffs, todo
+
+    # ---- authors: one overlap per distinct pair of author lists (shared objects per distinct
+    # list, see ``_prepare``: their identity is the list's id).
+    list_of, lists = _dense_ids(feats.author_sets, key=id)
+    first_a, author_pair = _distinct_pairs(list_of[I], list_of[J], len(lists))
+    a_shared = np.zeros(first_a.size, dtype=np.int64)
+    a_overlap = np.full(first_a.size, np.nan)
+    for d, k in enumerate(first_a.tolist()):
+        i, j = int(I[k]), int(J[k])
+        shared, overlap = _author_overlap(feats.author_sets[i], feats.author_sets[j], feats.author_union[i], feats.author_union[j])
+        if overlap == 0 and not feats.author_families[i].isdisjoint(feats.author_families[j]):
+            overlap = None  # a family name agrees, its initial not: garbled list, no evidence either way
+        a_shared[d] = shared
+        a_overlap[d] = np.nan if overlap is None else overlap
+    shared = a_shared[author_pair]
+    overlap = a_overlap[author_pair]
+    if feats.authors_partial is not None:
+        partial = np.asarray(feats.authors_partial, dtype=bool)
+        # A record of the node had no list: nothing to hold against the pair.
+        overlap = np.where((overlap == 0) & (partial[I] | partial[J]), np.nan, overlap)
+
+    years = np.array([np.nan if y is None else y for y in feats.years], dtype=np.float64)
+    year_diff = np.abs(years[I] - years[J])
+    n_content = np.asarray(feats.n_content, dtype=np.int64)
+    title_score = t_score[title_pair]
+    score = _combine(title_score, overlap, year_diff, np.minimum(n_content[I], n_content[J]))
+    return pl.DataFrame(
+        {
+            "i": I,
+            "j": J,
+            "method": np.where(key_of[I] == key_of[J], "title_exact", "title_fuzzy"),
+            "score": score,
+            "title_score": title_score,
+            "veto": pl.Series(t_veto, dtype=pl.String).gather(title_pair),
+            "detail": pl.Series(t_detail, dtype=pl.String).gather(title_pair),
+            "shared_authors": shared,
+            "author_overlap": pl.Series(overlap, nan_to_null=True),
+            "year_diff": pl.Series(year_diff, nan_to_null=True).cast(pl.Int64),
+        },
+        schema=schema,
+    )
 
 
 def compare_many(pairs: list[tuple[tuple[str, ...], tuple[str, ...]]], *, workers: int | None = None) -> list[TitleComparison]:
@@ -679,9 +733,11 @@ def _review(feats: _Features, res: _Resolution, cluster_of: list[str]) -> pl.Dat
         return pl.DataFrame(schema=REVIEW_SCHEMA)
     return (
         pl.DataFrame(rows, schema=REVIEW_SCHEMA)
-        .sort(["left_cluster", "right_cluster", "score", "left_id", "right_id"], descending=[False, False, True, False, False])
+        # Every column in the key: one pair can be queued twice with different evidence texts,
+        # and which one is kept must not depend on the sort's tie order.
+        .sort(REVIEW_ORDER, descending=[False, False, True, False, False, False, False])
         .unique(["left_cluster", "right_cluster"], keep="first", maintain_order=True)
-        .sort(["score", "left_id", "right_id"], descending=[True, False, False])
+        .sort(["score", "left_id", "right_id"], descending=[True, False, False], maintain_order=True)
     )
 
 
