@@ -134,7 +134,7 @@ def publish_analytics_copy(source: Path, target: Path) -> dict:
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     try:
         if Path(f"{source}.wal").exists():
-            with duckdb.connect(str(source), read_only=True) as con:
+            with duckdb.connect(str(source), read_only=True, config=warehouse.duckdb_config()) as con:
                 con.execute(f"ATTACH '{tmp}' AS analytics_copy (READ_WRITE)")
                 con.execute("COPY FROM DATABASE " + _current_database(con) + " TO analytics_copy")
                 con.execute("DETACH analytics_copy")

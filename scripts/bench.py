@@ -247,6 +247,7 @@ def main() -> int:
     parser.add_argument("--no-splink", action="store_true", help="skip the Splink side-by-side run")
     parser.add_argument("--splink-max", type=int, default=100000, help="largest size to run Splink on")
     parser.add_argument("--incremental-share", type=float, default=0.01)
+    parser.add_argument("--incremental-max", type=int, default=100000, help="largest size to run the incremental night on")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -258,7 +259,7 @@ def main() -> int:
         # each size in its own process: peak memory and caches do not leak between sizes
         out = args.work / f"result-{size}.json"
         cmd = [sys.executable, __file__, "--one", str(size), "--seed", str(args.seed), "--work", str(args.work),
-               "--incremental-share", str(args.incremental_share)]
+               "--incremental-share", str(args.incremental_share if size <= args.incremental_max else 0)]
         if args.no_splink or size > args.splink_max:
             cmd.append("--no-splink")
         proc = subprocess.run(cmd + ["--result", str(out)])

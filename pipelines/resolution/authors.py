@@ -52,6 +52,7 @@ from rapidfuzz.distance import JaroWinkler
 
 from pipelines.resolution.blocking import star_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
+from pipelines.resolution.runtime import without_cycle_collection
 from pipelines.resolution.names import name_compatibility, name_forms, parse_name
 from pipelines.textnorm import match_key
 
@@ -720,6 +721,7 @@ def _paper_names_of(mentions: pl.DataFrame) -> dict[str, tuple[set[str], dict[st
     return _paper_names(rows)
 
 
+@without_cycle_collection
 def resolve_authors(mentions: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Match mentions into people; return ``(assignments, review)``.
 
@@ -753,6 +755,7 @@ def match_authors(mentions: pl.DataFrame) -> pl.DataFrame:
     return resolve_authors(mentions)[0]
 
 
+@without_cycle_collection
 def author_review_pairs(mentions: pl.DataFrame, result: pl.DataFrame) -> pl.DataFrame:
     """The review queue for ``mentions`` as clustered in ``result`` (``mention_id``, ``author_id``).
 

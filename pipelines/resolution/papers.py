@@ -62,6 +62,7 @@ from rapidfuzz.distance import Indel
 
 from pipelines.resolution.blocking import empty_pairs, pairs_from_keys, star_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
+from pipelines.resolution.runtime import without_cycle_collection
 from pipelines.resolution.names import name_forms, split_author_list
 from pipelines.resolution.titles import STOPWORDS, TitleComparison, compare_titles, content_tokens, title_parts, title_tokens
 
@@ -741,6 +742,7 @@ def _review(feats: _Features, res: _Resolution, cluster_of: list[str]) -> pl.Dat
     )
 
 
+@without_cycle_collection
 def resolve_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Match records into papers; return ``(assignments, review)``.
 
@@ -769,6 +771,7 @@ def match_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None
     return resolve_papers(records, one_to_one_between=one_to_one_between)[0]
 
 
+@without_cycle_collection
 def paper_review_pairs(records: pl.DataFrame, result: pl.DataFrame, *, one_to_one_between: str | None = None) -> pl.DataFrame:
     """The review queue for ``records`` as clustered in ``result`` (``record_id``, ``paper_id``).
 

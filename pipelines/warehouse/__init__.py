@@ -26,6 +26,18 @@ def default_warehouse_path() -> Path:
     return Path(os.environ.get("SCHOLARHOUSE_WAREHOUSE") or DEFAULT_WAREHOUSE)
 
 
+# DuckDB's buffer manager may otherwise grow to 80% of the machine's memory (it caches every block
+# a night touches: 5 GB of page bodies at 100k profiles) beside the matchers' own memory; past the
+# limit it evicts and spills to ``<warehouse>.tmp``. ``SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT`` overrides
+# it (any DuckDB size, e.g. ``8GB``; empty: DuckDB's default).
+DUCKDB_MEMORY_LIMIT = "3GB"
+
+
+def duckdb_config() -> dict[str, str]:
+    limit = os.environ.get("SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT", DUCKDB_MEMORY_LIMIT).strip()
+    return {"memory_limit": limit} if limit else {}
+
+
 def schema_statements() -> list[str]:
     """The DDL of every layer, in order (sql/schema/NN_layer.sql)."""
     statements: list[str] = []
@@ -58,7 +70,7 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout_s: float 
     delay = 0.05
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only)
+            con = duckdb.connect(str(path), read_only=read_only, config=duckdb_config())
             break
         except duckdb.IOException as exc:
             if not _is_lock_error(exc) or time.monotonic() > deadline:
