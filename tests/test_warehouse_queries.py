@@ -261,3 +261,19 @@ def test_the_flag_queries_find_the_sample_traps(demo_warehouse):
     assert [(r[2], r[4], r[5], r[6], r[7]) for r in implausible] == [("Yucheng Ding", 39, 15, 108, 10)]
     # 000: declares 6 works, lists 5
     assert [(r[2], r[4], r[5], r[6]) for r in incomplete] == [("Daning Cheng", 6, 5, 1)]
+
+
+def test_warehouse_connections_cap_duckdb_memory(tmp_path, monkeypatch):
+    """DuckDB's buffer pool is capped (default 3GB; settable; empty restores DuckDB's default)."""
+    from pipelines import warehouse as wh
+
+    def limit() -> str:
+        with wh.connect(tmp_path / "w.duckdb") as con:
+            return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    monkeypatch.delenv("SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT", raising=False)
+    assert limit().replace(" ", "") in {"2.7GiB", "2.8GiB", "3.0GB", "2.7GB", "2.8GB"}
+    monkeypatch.setenv("SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT", "512MB")
+    assert limit().replace(" ", "") in {"488.2MiB", "512.0MB", "488.2MB"}
+    monkeypatch.setenv("SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT", "")
+    assert limit().replace(" ", "") not in {"2.7GiB", "2.8GiB", "488.2MiB"}
