@@ -53,7 +53,7 @@ from rapidfuzz.distance import JaroWinkler
 from pipelines.resolution.blocking import star_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
 from pipelines.resolution.runtime import without_cycle_collection
-from pipelines.resolution.names import name_compatibility, name_forms, parse_name, readings_compatibility
+from pipelines.resolution.names import name_compatibility, name_forms, parse_name
 from pipelines.textnorm import match_key
 
 MERGE_POINTS = 2.0
@@ -281,8 +281,7 @@ class _AuthorUnionFind(ConstrainedUnionFind):
 
     def __init__(self, m: _Mentions) -> None:
         super().__init__(len(m.ids), exclusive={"ORCID": m.orcid})
-        # Per cluster, the distinct readings of its names (compatibility depends only on them).
-        self.cluster_names: dict[int, set[tuple]] = {i: {parse_name(n).readings} for i, n in enumerate(m.names) if n}
+        self.cluster_names: dict[int, set[str]] = {i: {n} for i, n in enumerate(m.names) if n}
         self._check = self._names_agree
         self.identity_mode = False  # identity evidence (ORCID, profile) overrides name forms
 
@@ -290,7 +289,7 @@ class _AuthorUnionFind(ConstrainedUnionFind):
         if self.identity_mode:
             return True
         a, b = self.cluster_names.get(ra, set()), self.cluster_names.get(rb, set())
-        return all(readings_compatibility(x, y) > 0 for x in a for y in b)
+        return all(name_compatibility(x, y) > 0 for x in a for y in b)
 
     def _merged(self, root: int, absorbed: int) -> None:
         names = self.cluster_names.pop(absorbed, None)
@@ -370,11 +369,8 @@ def _cluster_view(m: _Mentions, roots: list[int], wanted: set[int]) -> _ClusterV
 
 
 def _name_level(a: set[str], b: set[str]) -> tuple[int, int]:
-    """(worst, best) compatibility over the two clusters' name variants (each distinct reading
-    once: a prolific author's cluster holds many spellings of few names)."""
-    readings_a = {parse_name(x).readings for x in a}
-    readings_b = {parse_name(y).readings for y in b}
-    levels = [readings_compatibility(x, y) for x in readings_a for y in readings_b]
+    """(worst, best) compatibility over the two clusters' name variants."""
+    levels = [name_compatibility(x, y) for x in a for y in b]
     return (min(levels), max(levels)) if levels else (0, 0)
 
 

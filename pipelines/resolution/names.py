@@ -212,17 +212,15 @@ def name_compatibility(left: str | None, right: str | None) -> int:
 
     Name forms only: a 2 is not evidence of identity, a 0 is evidence against.
     """
-    return readings_compatibility(parse_name(left or "").readings, parse_name(right or "").readings)
+    return _compat_cached(left or "", right or "")
 
 
 @lru_cache(maxsize=1_000_000)
-def readings_compatibility(a: tuple[NameReading, ...], b: tuple[NameReading, ...]) -> int:
-    """:func:`name_compatibility` of two parsed names. Spellings that parse alike (``Y. Zhang``,
-    ``Zhang, Y.``, ``Y Zhang``) have equal readings, so callers comparing sets of names compare
-    each distinct reading once."""
+def _compat_cached(left: str, right: str) -> int:
+    a, b = parse_name(left), parse_name(right)
     best = 0
-    for ra in a:
-        for rb in b:
+    for ra in a.readings:
+        for rb in b.readings:
             if ra.family != rb.family:
                 continue
             best = max(best, _given_compatible(ra.given, rb.given))
