@@ -52,6 +52,7 @@ from rapidfuzz.distance import JaroWinkler
 
 from pipelines.resolution.blocking import star_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
+from pipelines.resolution.review import REVIEW_SCHEMA, concat_queues, review_queue
 from pipelines.resolution.runtime import without_cycle_collection
 from pipelines.resolution.names import name_compatibility, name_forms, parse_name
 from pipelines.textnorm import match_key
@@ -64,18 +65,6 @@ MAX_PAPER_AUTHORS = 100  # beyond this (consortium papers) only the listed co-au
 METHOD_PRIORITY = {"orcid": 6, "profile": 5, "openalex_id": 4, "same_paper": 3, "shared_evidence": 2, "singleton": 0}
 
 ASSIGNMENT_SCHEMA = {"mention_id": pl.String, "author_id": pl.String, "method": pl.String, "score": pl.Float64}
-REVIEW_ORDER = ["left_cluster", "right_cluster", "score", "left_id", "right_id", "evidence_for", "evidence_against"]
-REVIEW_SCHEMA = {
-    "left_id": pl.String,
-    "right_id": pl.String,
-    "left_label": pl.String,
-    "right_label": pl.String,
-    "score": pl.Float64,
-    "evidence_for": pl.String,
-    "evidence_against": pl.String,
-    "left_cluster": pl.String,
-    "right_cluster": pl.String,
-}
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])", re.IGNORECASE)
 _OPENALEX = re.compile(r"(A\d+)$", re.IGNORECASE)
 
@@ -112,16 +101,19 @@ def _col(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
     return pl.col(name).cast(dtype, strict=False) if name in df.columns else pl.lit(None, dtype=dtype)
 
 
+def _is_owner(mentions: pl.DataFrame) -> pl.Expr:
+    """The mention of a profile's owner (by default: a mention that names a profile)."""
+    if "is_profile_owner" in mentions.columns:
+        return pl.col("is_profile_owner").cast(pl.Boolean, strict=False).fill_null(False)
+    return _col(mentions, "source_profile_id", pl.String).is_not_null()
+
+
 def _prepare(mentions: pl.DataFrame, on_paper: dict[str, tuple[set[str], dict[str, str]]] | None = None) -> _Mentions:
     """Per-mention features. ``on_paper`` (from :func:`_paper_names`): the names on each paper,
     when ``mentions`` is a batch of a larger input; by default computed from ``mentions``."""
     missing = {"mention_id", "name", "paper_id"} - set(mentions.columns)
     if missing:
         raise ValueError(f"mentions lack columns: {sorted(missing)}")
-    if "is_profile_owner" in mentions.columns:
-        owner = pl.col("is_profile_owner").cast(pl.Boolean, strict=False).fill_null(False)
-    else:
-        owner = _col(mentions, "source_profile_id", pl.String).is_not_null()
     coauthors = (
         pl.col("coauthors").cast(pl.List(pl.String)).fill_null([]) if "coauthors" in mentions.columns else pl.lit([], dtype=pl.List(pl.String))
     )
@@ -134,7 +126,7 @@ def _prepare(mentions: pl.DataFrame, on_paper: dict[str, tuple[set[str], dict[st
         _col(mentions, "affiliation", pl.String).alias("affiliation"),
         _col(mentions, "source", pl.String).alias("source"),
         _col(mentions, "source_profile_id", pl.String).alias("source_profile_id"),
-        owner.alias("owner"),
+        _is_owner(mentions).alias("owner"),
         _col(mentions, "orcid", pl.String).alias("orcid"),
         _col(mentions, "openalex_id", pl.String).alias("openalex_id"),
     ).sort("mention_id")
@@ -618,16 +610,7 @@ def _review_frame(m: _Mentions, res: _AuthorResolution, cluster_of: list[str]) -
                 "right_cluster": cluster_of[right],
             }
         )
-    if not rows:
-        return pl.DataFrame(schema=REVIEW_SCHEMA)
-    return (
-        pl.DataFrame(rows, schema=REVIEW_SCHEMA)
-        # Every column in the key: one pair can be queued twice with different evidence texts,
-        # and which one is kept must not depend on the sort's tie order.
-        .sort(REVIEW_ORDER, descending=[False, False, True, False, False, False, False])
-        .unique(["left_cluster", "right_cluster"], keep="first", maintain_order=True)
-        .sort(["score", "left_id", "right_id"], descending=[True, False, False], maintain_order=True)
-    )
+    return review_queue(rows)
 
 
 # Inputs larger than this are resolved one batch of independent components at a time, so the
@@ -664,12 +647,14 @@ def _components(mentions: pl.DataFrame) -> np.ndarray:
                           schema={"name": pl.String, "label": pl.List(pl.String)})
     rows = pl.DataFrame({"idx": np.arange(n, dtype=np.int64), "name": names})
     long = [rows.join(labels, on="name").explode("label").select("idx", "label")]
-    owner = (mentions["is_profile_owner"].cast(pl.Boolean, strict=False).fill_null(False) if "is_profile_owner" in mentions.columns
-             else (mentions["source_profile_id"].is_not_null() if "source_profile_id" in mentions.columns else None))
-    if owner is not None and "source_profile_id" in mentions.columns:
-        source = mentions["source"].cast(pl.String).fill_null("") if "source" in mentions.columns else pl.Series([""] * n)
-        profile = ("p|" + source + "|" + mentions["source_profile_id"].cast(pl.String)).zip_with(owner, pl.Series([None] * n, dtype=pl.String))
-        long.append(pl.DataFrame({"idx": rows["idx"], "label": profile}))
+    # The same profile label as _prepare's ``profile`` (owner mentions only).
+    profile = mentions.select(
+        pl.when(_is_owner(mentions))
+        .then(pl.concat_str(pl.lit("p|"), _col(mentions, "source", pl.String).fill_null(""), pl.lit("|"),
+                            _col(mentions, "source_profile_id", pl.String)))
+        .alias("label")
+    )["label"]
+    long.append(pl.DataFrame({"idx": rows["idx"], "label": profile}))
     for column, prefix, normalize in (("orcid", "o|", normalize_orcid), ("openalex_id", "x|", normalize_openalex_id)):
         if column in mentions.columns:
             values = _per_value(mentions[column].cast(pl.String).to_list(), normalize)
@@ -735,14 +720,8 @@ def resolve_authors(mentions: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]
         part = _assignments(m, res)
         assignments.append(part)
         reviews.append(_review_frame(m, res, part["author_id"].to_list()))
-    return _concat_results(assignments, reviews)
-
-
-def _concat_results(assignments: list[pl.DataFrame], reviews: list[pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    if len(assignments) == 1:
-        return assignments[0], reviews[0]
-    review = pl.concat(reviews).sort(["score", "left_id", "right_id"], descending=[True, False, False], maintain_order=True)
-    return pl.concat(assignments).sort("mention_id"), review
+    assigned = assignments[0] if len(assignments) == 1 else pl.concat(assignments).sort("mention_id")
+    return assigned, concat_queues(reviews)
 
 
 def match_authors(mentions: pl.DataFrame) -> pl.DataFrame:
@@ -764,5 +743,4 @@ def author_review_pairs(mentions: pl.DataFrame, result: pl.DataFrame) -> pl.Data
     if mentions.height == 0:
         return pl.DataFrame(schema=REVIEW_SCHEMA)
     mapping = dict(zip(result["mention_id"].cast(pl.String).to_list(), result["author_id"].cast(pl.String).to_list()))
-    reviews = [_review_frame(m, res, [mapping.get(i, i) for i in m.ids]) for m, res in _resolved(mentions)]
-    return reviews[0] if len(reviews) == 1 else pl.concat(reviews).sort(["score", "left_id", "right_id"], descending=[True, False, False], maintain_order=True)
+    return concat_queues([_review_frame(m, res, [mapping.get(i, i) for i in m.ids]) for m, res in _resolved(mentions)])

@@ -62,6 +62,7 @@ from rapidfuzz.distance import Indel
 
 from pipelines.resolution.blocking import empty_pairs, pairs_from_keys, star_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
+from pipelines.resolution.review import REVIEW_SCHEMA, review_queue
 from pipelines.resolution.runtime import without_cycle_collection
 from pipelines.resolution.names import name_forms, split_author_list
 from pipelines.resolution.titles import STOPWORDS, TitleComparison, compare_titles, content_tokens, title_parts, title_tokens
@@ -94,18 +95,6 @@ PARALLEL_DIFF_MIN = 20_000
 METHOD_PRIORITY = {"arxiv_id": 4, "doi": 3, "title_exact": 2, "title_fuzzy": 1, "singleton": 0}
 
 ASSIGNMENT_SCHEMA = {"record_id": pl.String, "paper_id": pl.String, "method": pl.String, "score": pl.Float64}
-REVIEW_ORDER = ["left_cluster", "right_cluster", "score", "left_id", "right_id", "evidence_for", "evidence_against"]
-REVIEW_SCHEMA = {
-    "left_id": pl.String,
-    "right_id": pl.String,
-    "left_label": pl.String,
-    "right_label": pl.String,
-    "score": pl.Float64,
-    "evidence_for": pl.String,
-    "evidence_against": pl.String,
-    "left_cluster": pl.String,
-    "right_cluster": pl.String,
-}
 
 _ARXIV_NEW = re.compile(r"(\d{4}\.\d{4,5})(v\d+)?$")
 _ARXIV_OLD = re.compile(r"([a-z\-]+(?:\.[a-z]{2})?/\d{7})(v\d+)?$")
@@ -391,9 +380,9 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
     if pairs.height == 0:
         return pl.DataFrame(schema=schema)
     # Cheap vectorised screen over all candidates; only survivors reach the Python diff.
-    survivors = _screen(feats.keys, pairs["i"].to_numpy(), pairs["j"].to_numpy())
-    I = pairs["i"].to_numpy()[survivors]
-    J = pairs["j"].to_numpy()[survivors]
+    I, J = pairs["i"].to_numpy(), pairs["j"].to_numpy()
+    survivors = _screen(feats.keys, I, J)
+    I, J = I[survivors], J[survivors]
     if I.size == 0:
         return pl.DataFrame(schema=schema)
 
@@ -730,16 +719,7 @@ def _review(feats: _Features, res: _Resolution, cluster_of: list[str]) -> pl.Dat
                 "right_cluster": cluster_of[right],
             }
         )
-    if not rows:
-        return pl.DataFrame(schema=REVIEW_SCHEMA)
-    return (
-        pl.DataFrame(rows, schema=REVIEW_SCHEMA)
-        # Every column in the key: one pair can be queued twice with different evidence texts,
-        # and which one is kept must not depend on the sort's tie order.
-        .sort(REVIEW_ORDER, descending=[False, False, True, False, False, False, False])
-        .unique(["left_cluster", "right_cluster"], keep="first", maintain_order=True)
-        .sort(["score", "left_id", "right_id"], descending=[True, False, False], maintain_order=True)
-    )
+    return review_queue(rows)
 
 
 @without_cycle_collection
