@@ -178,6 +178,40 @@ def test_identical_names_with_shared_coauthor_or_paper_are_one_person():
     assert author["3"] != author["1"]
 
 
+def test_two_profiles_on_one_site_are_not_merged_on_shared_coauthors():
+    # Two Wei Wangs of one lab, each with their own BZPEER profile, share all their co-authors:
+    # a site holds one researcher once, so they stay two people (and are queued for review).
+    lab = ["Ann Lee", "Bob Ray", "Cy Twombly", "Di Fox"]
+    frame = mentions(
+        [
+            {"mention_id": "a1", "name": "Wei Wang", "paper_id": "p1", "coauthors": lab, "source": "bzpeer",
+             "source_profile_id": "11", "is_profile_owner": True},
+            {"mention_id": "b1", "name": "Wei Wang", "paper_id": "p2", "coauthors": lab, "source": "bzpeer",
+             "source_profile_id": "22", "is_profile_owner": True},
+            # The same person on the other site does join the first profile.
+            {"mention_id": "c1", "name": "Wei Wang", "paper_id": "p1", "coauthors": lab, "source": "scholarfeed",
+             "source_profile_id": "7", "is_profile_owner": True},
+        ]
+    )
+    result, review = resolve_authors(frame)
+    author = author_of(result)
+    assert author["a1"] == author["c1"] != author["b1"]
+    assert review["evidence_against"].str.contains("different profiles on one site").any()
+
+
+def test_duplicate_profiles_on_one_site_listing_one_paper_are_one_person():
+    # A researcher's second profile on one site lists the same paper: same-paper evidence merges.
+    frame = mentions(
+        [
+            {"mention_id": "a", "name": "Wei Wang", "paper_id": "p1", "source": "bzpeer", "source_profile_id": "11",
+             "is_profile_owner": True},
+            {"mention_id": "b", "name": "W. Wang", "paper_id": "p1", "source": "bzpeer", "source_profile_id": "12",
+             "is_profile_owner": True},
+        ]
+    )
+    assert match_authors(frame)["author_id"].n_unique() == 1
+
+
 def test_orcid_is_identity_evidence():
     frame = mentions(
         [

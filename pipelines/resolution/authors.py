@@ -33,7 +33,10 @@ Names alone never merge two mentions. How it works:
 4. **Clustering** applies the edges strongest first through a union-find that refuses a merge
    when two clusters carry different ORCIDs, were co-listed on a byline, or would hold two
    incompatible full names (``Y. Zhang`` may join ``Yunquan Zhang`` or ``Yuchen Zhang``, never
-   both). Step 3 runs twice, so evidence gathered by the first merges can complete the second.
+   both); shared-evidence merges (step 3) are also refused between clusters that own different
+   profiles on one site — homonyms of one lab share most co-authors, and without this rule
+   common names (``Wei Li``, ``Yu Zhang``) chained dozens of people into one cluster. Step 3
+   runs twice, so evidence gathered by the first merges can complete the second.
 5. **Review queue**: pairs of clusters that share evidence but were not merged — similar yet
    incompatible names (``Daning Chen``/``Daning Cheng`` with shared co-authors), compatible
    names with too little evidence, merges a constraint refused, ambiguous owners.
@@ -269,13 +272,19 @@ class _Review:
 
 
 class _AuthorUnionFind(ConstrainedUnionFind):
-    """Adds the name-consistency rule: a cluster never holds two incompatible names."""
+    """Adds the name-consistency rule (a cluster never holds two incompatible names) and, for
+    merges on shared evidence, one profile per site (see :meth:`conflict`)."""
 
     def __init__(self, m: _Mentions) -> None:
         super().__init__(len(m.ids), exclusive={"ORCID": m.orcid})
         self.cluster_names: dict[int, set[str]] = {i: {n} for i, n in enumerate(m.names) if n}
+        # Per root: site -> profile labels its owner mentions hold.
+        self.cluster_profiles: dict[int, dict[str, set[str]]] = {
+            i: {p.split("|", 1)[0]: {p}} for i, p in enumerate(m.profile) if p
+        }
         self._check = self._names_agree
         self.identity_mode = False  # identity evidence (ORCID, profile) overrides name forms
+        self.one_profile_per_site = False
 
     def _names_agree(self, ra: int, rb: int) -> bool:
         if self.identity_mode:
@@ -283,10 +292,26 @@ class _AuthorUnionFind(ConstrainedUnionFind):
         a, b = self.cluster_names.get(ra, set()), self.cluster_names.get(rb, set())
         return all(name_compatibility(x, y) > 0 for x in a for y in b)
 
+    def conflict(self, ra: int, rb: int, *, spans: bool = True) -> str | None:
+        # Two clusters that own different profiles on one site are, as a rule, two people (a
+        # site rarely holds one researcher twice): shared co-authors — common among homonyms of
+        # one lab — must not merge them. Same-paper and identity evidence may (a duplicate
+        # profile lists the same papers).
+        if self.one_profile_per_site:
+            pa, pb = self.cluster_profiles.get(ra), self.cluster_profiles.get(rb)
+            if pa and pb and any(site in pb and labels.isdisjoint(pb[site]) for site, labels in pa.items()):
+                return "different profiles on one site"
+        return super().conflict(ra, rb, spans=spans)
+
     def _merged(self, root: int, absorbed: int) -> None:
         names = self.cluster_names.pop(absorbed, None)
         if names:
             self.cluster_names.setdefault(root, set()).update(names)
+        profiles = self.cluster_profiles.pop(absorbed, None)
+        if profiles:
+            mine = self.cluster_profiles.setdefault(root, {})
+            for site, labels in profiles.items():
+                mine.setdefault(site, set()).update(labels)
 
 
 def _evidence_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
@@ -458,6 +483,7 @@ def _resolve(m: _Mentions) -> _AuthorResolution:
             edges.append((i, j, "same_paper", s))
 
     # 3. Shared evidence between clusters with compatible names (two rounds).
+    uf.one_profile_per_site = True
     seen_review: set[tuple[int, int]] = set()
     for _round in range(2):
         roots = uf.roots()
