@@ -463,7 +463,7 @@ def _is_earlier(a: dict, b: dict) -> bool:
     return a["year"] < b["year"]
 
 
-def reference_scores(papers: pl.DataFrame, k: int) -> dict[str, dict]:
+def reference_scores(papers: pl.DataFrame, k: int, window: int | None = None) -> dict[str, dict]:
     canon = novelty_module._canonical(papers)
     rows = canon.to_dicts()
     stream = tokenize(canon.get_column("title"), canon.get_column("abstract"))
@@ -507,6 +507,8 @@ def reference_scores(papers: pl.DataFrame, k: int) -> dict[str, dict]:
     for i, row in enumerate(rows):
         earlier = [j for j in range(n) if _is_earlier(rows[j], row)]
         same_cat = [j for j in earlier if rows[j]["category"] == row["category"]]
+        if window is not None:
+            same_cat = same_cat[-window:]  # the most recent earlier papers (canonical order)
         sims = [(sum(w * vectors[j].get(key, 0.0) for key, w in vectors[i].items()), j) for j in same_cat]
         ranked = sorted(sims, key=lambda sj: (-sj[0], sj[1]))
         top = [s for s, _ in ranked[:k]]
@@ -560,6 +562,34 @@ def test_matches_the_obvious_implementation(seed, dense_split, monkeypatch):
         if row["nearest_paper_id"] != want["nearest_paper_id"]:
             assert want["nearest_paper_id"] is not None
             assert row["nearest_similarity"] == pytest.approx(want["nearest_similarity"], abs=2e-6)
+
+
+@pytest.mark.parametrize("window", [1, 4, 17])
+@pytest.mark.parametrize("seed", [0, 5])
+def test_window_compares_with_the_most_recent_earlier_papers(seed, window):
+    papers = random_corpus(seed, n=70)
+    got = by_id(score_paper_novelty(papers, k=3, chunk_size=4 + 3 * seed, window=window))
+    expected = reference_scores(papers, 3, window=window)
+    for pid, want in expected.items():
+        row = got[pid]
+        assert row["neighbours_compared"] == want["neighbours_compared"], pid
+        assert row["novelty_raw"] == pytest.approx(want["novelty_raw"], abs=2e-6), pid
+        if want["nearest_similarity"] is None:
+            assert row["nearest_similarity"] is None
+        else:
+            assert row["nearest_similarity"] == pytest.approx(want["nearest_similarity"], abs=2e-6), pid
+
+
+def test_window_at_least_the_category_size_is_the_exact_search(monkeypatch):
+    papers = random_corpus(3, n=60)
+    exact = score_paper_novelty(papers, window=None)
+    assert score_paper_novelty(papers, window=60).equals(exact)
+    monkeypatch.setenv("SCHOLARHOUSE_NOVELTY_WINDOW", "none")
+    assert score_paper_novelty(papers).equals(exact)
+    monkeypatch.setenv("SCHOLARHOUSE_NOVELTY_WINDOW", "2")
+    assert score_paper_novelty(papers)["neighbours_compared"].max() == 2
+    with pytest.raises(ValueError, match="window"):
+        score_paper_novelty(papers, window=0)
 
 
 def test_count_earlier_matches_pairwise_rule():

@@ -3,7 +3,13 @@
 Input: an L2-normalised sparse matrix (one row per paper), papers grouped by category into
 contiguous row ranges ("segments"), each segment sorted by time (see below), and four integer
 time-key arrays. Output per paper: the k largest cosine similarities to papers of its own segment
-that are strictly *earlier*, the most similar earlier paper, and how many earlier papers exist.
+that are strictly *earlier*, the most similar earlier paper, and how many earlier papers were
+compared.
+
+The earlier papers of row i are a prefix of its segment (see below), the first ``count_earlier``
+rows. With a ``window`` W, row i is compared with the last W rows of that prefix only — its W
+most recent earlier papers — so the work per paper is bounded by W and grows linearly with the
+segment instead of quadratically; segments no larger than W are searched exactly as without it.
 
 "Earlier" (a strict partial order, so ties are never earlier):
     j is earlier than i  <=>  cand_year[j] < query_year[i]  or  cand_day[j] < query_day[i]
@@ -56,7 +62,7 @@ _PENDING_ROWS = 50_000
 @dataclass(frozen=True)
 class NeighbourResult:
     mean_top_k: np.ndarray  # float64, mean of the k best similarities; nan when none earlier
-    n_earlier: np.ndarray  # int64, how many earlier papers exist in the segment
+    n_earlier: np.ndarray  # int64, how many earlier papers were compared (all, or the window's)
     nearest_row: np.ndarray  # int64, row of the most similar earlier paper, -1 when none
     nearest_similarity: np.ndarray  # float64, its similarity; nan when none earlier
 
@@ -190,10 +196,11 @@ def _merge_top_k(top: np.ndarray, sims: np.ndarray, k: int) -> np.ndarray:
 
 
 def _query_chunk(
-    segment: _Segment, q_start: int, q_stop: int, k: int, chunk_size: int
+    segment: _Segment, q_start: int, q_stop: int, k: int, chunk_size: int, window_start: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Top-k earlier similarities (sorted, descending, -1 padded), nearest row and similarity
-    for segment rows [q_start, q_stop)."""
+    for segment rows [q_start, q_stop). ``window_start``: per query row, the first candidate row
+    of its window (None: no window)."""
     m = q_stop - q_start
     top = np.full((m, k), _MISSING, dtype=np.float32)
     best = np.full(m, _MISSING, dtype=np.float32)
@@ -203,10 +210,13 @@ def _query_chunk(
     min_qy, min_qd = qy.min(), qd.min()
     cold_queries = segment.cold[q_start:q_stop]
     hot_queries = segment.hot[q_start:q_stop].toarray() if segment.hot is not None else None
+    lowest = int(window_start.min()) if window_start is not None else 0
     for c_start, cold_t in zip(segment.starts, segment.cold_t_blocks):
         if c_start >= q_stop:
             break  # sorted segment: nothing from here on is earlier than these queries
         c_stop = min(c_start + chunk_size, segment.size)
+        if c_stop <= lowest:
+            continue  # before every query's window
         sims = (cold_queries @ cold_t).toarray()
         if hot_queries is not None:
             sims += hot_queries @ segment.hot[c_start:c_stop].toarray().T
@@ -216,6 +226,9 @@ def _query_chunk(
         if not (cy.max() < min_qy or cd.max() < min_qd):
             earlier = (cy[None, :] < qy[:, None]) | (cd[None, :] < qd[:, None])
             np.putmask(sims, ~earlier, _MISSING)
+        if window_start is not None and c_start < int(window_start.max()):
+            before_window = np.arange(c_start, c_stop)[None, :] < window_start[:, None]
+            np.putmask(sims, before_window, _MISSING)
         arg = sims.argmax(axis=1)
         val = sims[np.arange(m), arg]
         better = val > best  # strict: an earlier block (lower rows) wins ties
@@ -237,13 +250,17 @@ def earlier_neighbours(
     k: int,
     chunk_size: int = 2048,
     n_threads: int | None = None,
+    window: int | None = None,
 ) -> NeighbourResult:
     """See the module docstring. ``segments`` are (start, stop) row ranges covering the rows
-    to score; each must be sorted so that earlier rows come first."""
+    to score; each must be sorted so that earlier rows come first. ``window``: compare each row
+    with its ``window`` most recent earlier rows only (None: with all of them)."""
     if k < 1:
         raise ValueError("k must be at least 1")
     if chunk_size < 1:
         raise ValueError("chunk_size must be at least 1")
+    if window is not None and window < 1:
+        raise ValueError("window must be at least 1")
     n = matrix.shape[0]
     mean_top_k = np.full(n, np.nan, dtype=np.float64)
     n_earlier = np.zeros(n, dtype=np.int64)
@@ -280,7 +297,10 @@ def earlier_neighbours(
             cy = cand_year[seg_start:seg_stop]
             qd = query_day[seg_start:seg_stop]
             cd = cand_day[seg_start:seg_stop]
-            counts = count_earlier(qy, cy, qd, cd)
+            earlier_counts = count_earlier(qy, cy, qd, cd)
+            # Row i's earlier rows are [0, earlier_counts[i]); its window the last `window` of them.
+            window_start = None if window is None or window >= size else np.maximum(earlier_counts - window, 0)
+            counts = earlier_counts if window_start is None else earlier_counts - window_start
             n_earlier[seg_start:seg_stop] = counts
             if not (counts > 0).any():
                 continue
@@ -292,7 +312,8 @@ def earlier_neighbours(
                     q_start,
                     min(q_start + chunk_size, size),
                     pool.submit(
-                        _query_chunk, segment, q_start, min(q_start + chunk_size, size), k, chunk_size
+                        _query_chunk, segment, q_start, min(q_start + chunk_size, size), k, chunk_size,
+                        None if window_start is None else window_start[q_start : min(q_start + chunk_size, size)],
                     ),
                 )
                 for q_start in range(0, size, chunk_size)
