@@ -57,7 +57,7 @@ from pipelines.resolution.blocking import star_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
 from pipelines.resolution.review import REVIEW_SCHEMA, concat_queues, review_queue
 from pipelines.resolution.runtime import without_cycle_collection
-from pipelines.resolution.names import name_compatibility, name_forms, parse_name
+from pipelines.resolution.names import name_compatibility, name_forms, name_levels, parse_name
 from pipelines.textnorm import match_key
 
 MERGE_POINTS = 2.0
@@ -289,8 +289,8 @@ class _AuthorUnionFind(ConstrainedUnionFind):
     def _names_agree(self, ra: int, rb: int) -> bool:
         if self.identity_mode:
             return True
-        a, b = self.cluster_names.get(ra, set()), self.cluster_names.get(rb, set())
-        return all(name_compatibility(x, y) > 0 for x in a for y in b)
+        a, b = self.cluster_names.get(ra), self.cluster_names.get(rb)
+        return not a or not b or name_levels(a, b)[0] > 0
 
     def conflict(self, ra: int, rb: int, *, spans: bool = True) -> str | None:
         # Two clusters that own different profiles on one site are, as a rule, two people (a
@@ -386,9 +386,8 @@ def _cluster_view(m: _Mentions, roots: list[int], wanted: set[int]) -> _ClusterV
 
 
 def _name_level(a: set[str], b: set[str]) -> tuple[int, int]:
-    """(worst, best) compatibility over the two clusters' name variants."""
-    levels = [name_compatibility(x, y) for x in a for y in b]
-    return (min(levels), max(levels)) if levels else (0, 0)
+    """(worst, best) compatibility over the two clusters' name variants (best: only when worst > 0)."""
+    return name_levels(a, b)
 
 
 def _pair_evidence(view: _ClusterView, a: int, b: int) -> tuple[float, list[str]]:

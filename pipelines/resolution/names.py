@@ -22,6 +22,7 @@ Everything here is pure string logic with a small cache; it runs once per distin
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -212,7 +213,27 @@ def name_compatibility(left: str | None, right: str | None) -> int:
 
     Name forms only: a 2 is not evidence of identity, a 0 is evidence against.
     """
-    return _compat_cached(left or "", right or "")
+    left, right = left or "", right or ""
+    # Symmetric: one cache entry per unordered pair.
+    return _compat_cached(left, right) if left <= right else _compat_cached(right, left)
+
+
+def name_levels(left: Iterable[str], right: Iterable[str]) -> tuple[int, int]:
+    """(worst, best) :func:`name_compatibility` over every pair of non-empty names of two
+    clusters, or (0, 0) when there is none. Stops at the first incompatible pair, so ``best`` only
+    means anything when ``worst`` > 0."""
+    worst, best = 2, 0
+    right = list(right)
+    for x in left:
+        for y in right:
+            level = _compat_cached(x, y) if x <= y else _compat_cached(y, x)
+            if level == 0:
+                return 0, best
+            if level < worst:
+                worst = level
+            if level > best:
+                best = level
+    return (worst, best) if best else (0, 0)
 
 
 @lru_cache(maxsize=1_000_000)
