@@ -35,6 +35,7 @@ import os
 import pickle
 import random
 import shutil
+import signal
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -193,9 +194,20 @@ def _run_chunks(world: World, tasks: list, captures: Path, parts_dir: Path, n_wo
         if n_workers > 1:
             # spawn, not fork: a process forked from a multi-threaded parent (Polars' and
             # Dagster's threads, a test runner) can inherit a held lock and hang for ever.
-            with mp.get_context("spawn").Pool(n_workers, initializer=_set_world, initargs=(world,)) as pool:
+            # Shut down with close + join (workers exit on their sentinel), not the context
+            # manager's terminate(): that stops idle workers with SIGTERM, which never arrives
+            # when the parent was started with SIGTERM ignored (dispositions are inherited), and
+            # the join then hangs for ever.
+            pool = mp.get_context("spawn").Pool(n_workers, initializer=_set_world, initargs=(world,))
+            try:
                 for _ in pool.imap_unordered(_render_chunk, jobs):
                     pass
+                pool.close()
+            except BaseException:
+                pool.terminate()
+                raise
+            finally:
+                pool.join()
         else:
             for job in jobs:
                 _render_chunk(job)
@@ -206,6 +218,8 @@ def _run_chunks(world: World, tasks: list, captures: Path, parts_dir: Path, n_wo
 def _set_world(world: World) -> None:
     global _WORLD
     _WORLD = world
+    # A worker must stop on terminate() even if its parent ignored SIGTERM.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _render_chunk(job) -> int:
