@@ -385,11 +385,6 @@ def _cluster_view(m: _Mentions, roots: list[int], wanted: set[int]) -> _ClusterV
     return view
 
 
-def _name_level(a: set[str], b: set[str]) -> tuple[int, int]:
-    """(worst, best) compatibility over the two clusters' name variants (best: only when worst > 0)."""
-    return name_levels(a, b)
-
-
 def _pair_evidence(view: _ClusterView, a: int, b: int) -> tuple[float, list[str]]:
     """Points of shared evidence between clusters ``a`` and ``b`` and their descriptions."""
     shared_papers = view.papers.get(a, set()) & view.papers.get(b, set())
@@ -490,7 +485,7 @@ def _resolve(m: _Mentions) -> _AuthorResolution:
         view = _cluster_view(m, roots, set(pairs["a"].to_list()) | set(pairs["b"].to_list()))
         scored = []
         for a, b in pairs.iter_rows():
-            worst, best = _name_level(view.names.get(a, set()), view.names.get(b, set()))
+            worst, best = name_levels(view.names.get(a, set()), view.names.get(b, set()))
             if worst == 0:
                 continue  # incompatible names: handled by the similar-names review below
             points, ev_for = _pair_evidence(view, a, b)
@@ -529,7 +524,7 @@ def _resolve(m: _Mentions) -> _AuthorResolution:
         if uf.find(a) == uf.find(b):
             continue
         na, nb = view.names.get(a, set()), view.names.get(b, set())
-        worst, _ = _name_level(na, nb)
+        worst, _ = name_levels(na, nb)
         if worst > 0:
             continue  # compatible clusters were judged in step 3
         similarity = max(JaroWinkler.normalized_similarity(parse_name(x).folded, parse_name(y).folded) for x in na for y in nb)

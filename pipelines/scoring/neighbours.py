@@ -210,7 +210,8 @@ def _query_chunk(
     min_qy, min_qd = qy.min(), qd.min()
     cold_queries = segment.cold[q_start:q_stop]
     hot_queries = segment.hot[q_start:q_stop].toarray() if segment.hot is not None else None
-    lowest = int(window_start.min()) if window_start is not None else 0
+    # Candidate rows below `lowest` are outside every query's window, above `highest` inside all.
+    lowest, highest = (int(window_start.min()), int(window_start.max())) if window_start is not None else (0, 0)
     for c_start, cold_t in zip(segment.starts, segment.cold_t_blocks):
         if c_start >= q_stop:
             break  # sorted segment: nothing from here on is earlier than these queries
@@ -226,7 +227,7 @@ def _query_chunk(
         if not (cy.max() < min_qy or cd.max() < min_qd):
             earlier = (cy[None, :] < qy[:, None]) | (cd[None, :] < qd[:, None])
             np.putmask(sims, ~earlier, _MISSING)
-        if window_start is not None and c_start < int(window_start.max()):
+        if c_start < highest:
             before_window = np.arange(c_start, c_stop)[None, :] < window_start[:, None]
             np.putmask(sims, before_window, _MISSING)
         arg = sims.argmax(axis=1)
