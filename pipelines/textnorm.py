@@ -32,11 +32,11 @@ _LATEX_SYMBOLS = {
 _LATEX_SYMBOL_RE = re.compile("|".join(re.escape(k) + r"(?![A-Za-z])" for k in sorted(_LATEX_SYMBOLS, key=len, reverse=True)))
 _LATEX_OTHER_CMD = re.compile(r"\\[A-Za-z]+\s*")
 _MATH_DOLLARS = re.compile(r"\$([^$]{0,200})\$")
-_SPACES = re.compile(r"\s+")
 # A closing bracket glued to a word: "(CALM)a fine-tuning-free" lost a dash or a space.
 _GLUED_AFTER_BRACKET = re.compile(r"([)\]])([A-Za-z])")
 # A colon glued to a capitalised word: "MoE-DisCo:Low" (but not "http://", "10:30").
-_GLUED_AFTER_COLON = re.compile(r"(?<=[A-Za-z0-9)])[:;](?=[A-Z][a-z]|[A-Z]\s)")
+# (The lookbehind follows the colon so that the regex engine can scan for ":"/";" first.)
+_GLUED_AFTER_COLON = re.compile(r"[:;](?<=[A-Za-z0-9)][:;])(?=[A-Z][a-z]|[A-Z]\s)")
 _URL_RE = re.compile(r"https?://[^\s<>\"')\]{}]+")
 
 
@@ -89,22 +89,30 @@ def normalize_text(text: str | None) -> str | None:
         pieces.append(m.group(0))
         last = m.end()
     pieces.append(_repair_spacing(out[last:]))
-    out = _SPACES.sub(" ", "".join(pieces)).strip()
-    return out
+    return " ".join("".join(pieces).split())  # whitespace runs collapsed (str.split: the same set as \s)
 
 
 def _repair_spacing(text: str) -> str:
-    text = _GLUED_AFTER_BRACKET.sub(r"\1 \2", text)
-    return _GLUED_AFTER_COLON.sub(lambda m: m.group(0) + " ", text)
+    if ")" in text or "]" in text:
+        text = _GLUED_AFTER_BRACKET.sub(r"\1 \2", text)
+    if ":" in text or ";" in text:
+        text = _GLUED_AFTER_COLON.sub(lambda m: m.group(0) + " ", text)
+    return text
+
+
+_NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 
 
 def match_key(text: str | None) -> str:
     """A comparison key: normalised, diacritics folded, lower case, punctuation as spaces."""
     if not text:
         return ""
+    if text.isascii() and "\\" not in text and "$" not in text:
+        # Most titles and names: NFKC, LaTeX and diacritics do not apply, and the spacing repairs
+        # only add spaces next to punctuation, which becomes a space below anyway.
+        return _NOT_ALNUM.sub(" ", text.lower()).strip()
     out = fold_unicode(normalize_text(text) or "").lower()
-    out = re.sub(r"[^0-9a-z]+", " ", out)
-    return _SPACES.sub(" ", out).strip()
+    return _NOT_ALNUM.sub(" ", out).strip()
 
 
 def find_urls(text: str | None) -> list[str]:

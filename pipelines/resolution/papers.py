@@ -191,14 +191,23 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None) -> _Features
     author_sets: list[list[frozenset[str]]] = []
     author_union: list[frozenset[str]] = []
     author_families: list[frozenset[str]] = []
+    # Per distinct name: its keys ("family initial") and their family names alone (for garbled
+    # lists, "RG ATV"); names repeat across many author lists.
+    name_keys: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
     for names in df["authors"].to_list():
         names_key = tuple(names or ())
         a = author_cache.get(names_key)
         if a is None:
-            sets = [s for s in (frozenset(name_forms(n)[2]) for n in names_key) if s]
-            union = frozenset().union(*sets)
-            # Keys are "family initial": the family names alone, for garbled lists ("RG ATV").
-            a = author_cache[names_key] = (sets, union, frozenset(k.rsplit(" ", 1)[0] for k in union))
+            sets, families = [], []
+            for n in names_key:
+                forms = name_keys.get(n)
+                if forms is None:
+                    own = frozenset(name_forms(n)[2])
+                    forms = name_keys[n] = (own, frozenset(k.rsplit(" ", 1)[0] for k in own))
+                if forms[0]:
+                    sets.append(forms[0])
+                    families.append(forms[1])
+            a = author_cache[names_key] = (sets, frozenset().union(*sets), frozenset().union(*families))
         author_sets.append(a[0])
         author_union.append(a[1])
         author_families.append(a[2])

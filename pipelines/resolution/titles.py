@@ -82,10 +82,24 @@ def _token(raw: str) -> str:
     return stem(raw)
 
 
+# raw word -> comparison token: a corpus has far fewer distinct words than word occurrences.
+_TOKENS: dict[str, str] = {}
+_TOKENS_MAX = 1_000_000
+
+
 @lru_cache(maxsize=200_000)
 def title_tokens(title: str | None) -> tuple[str, ...]:
     """Stemmed comparison tokens of a title (empty for a missing title)."""
-    return tuple(_token(t) for t in match_key(title).split())
+    words = match_key(title).split()
+    out = []
+    for raw in words:
+        token = _TOKENS.get(raw)
+        if token is None:
+            if len(_TOKENS) >= _TOKENS_MAX:
+                _TOKENS.clear()
+            token = _TOKENS[raw] = _token(raw)
+        out.append(token)
+    return tuple(out)
 
 
 @lru_cache(maxsize=200_000)
@@ -334,13 +348,17 @@ def compare_titles(left: tuple[str, ...], right: tuple[str, ...]) -> TitleCompar
     rh, rm, rt = unmatched(right, match_r)
     veto: list[str] = []
     l_only, r_only = lh + lm + lt, rh + rm + rt
-    ln, rn = _numbers(l_only), _numbers(r_only)
+    ln = _numbers(l_only)
+    rn = _numbers(r_only) if ln else set()
     if ln and rn:
         veto.append(f"number {' '.join(sorted(ln))!r} vs {' '.join(sorted(rn))!r}")
     r_set = set(r_only)
+    # A negation pair is one word inside the other's end ("linear"/"nonlinear"): only then is
+    # it worth trying every prefix.
     negations = [
         (x, y)
         for x in l_only
+        if any(y.endswith(x) or x.endswith(y) for y in r_set)
         for p in _NEGATION_PREFIXES
         for y in (p + x, x[len(p) :] if x.startswith(p) else None)
         if y in r_set
