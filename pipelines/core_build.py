@@ -21,6 +21,7 @@ from pipelines.identity.overrides import Overrides, apply_overrides
 from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
 from pipelines.resolution import resolve_authors, resolve_papers
+from pipelines.resolution.papers import TITLE_DIFF_SCHEMA, TitleDiffCache
 from pipelines.textnorm import match_key, normalize_text
 
 EVIDENCE_RANK = {"profile": 0, "arxiv": 1, "openalex": 2, "byline": 3}
@@ -40,6 +41,7 @@ class CoreTables:
     author_registry: pl.DataFrame
     stats: dict = field(default_factory=dict)
     mention_authors: pl.DataFrame | None = None   # evidence key → author_id (for evaluation; not stored)
+    title_diffs: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TITLE_DIFF_SCHEMA))  # cache for the next run
 
     def writes(self) -> list[tuple[str, pl.DataFrame]]:
         return [
@@ -49,6 +51,7 @@ class CoreTables:
             ("core.match_review", self.match_review), ("core.id_redirects", self.id_redirects),
             ("core.paper_id_registry", self.paper_registry.rename({"key": "listing_key", "id": "paper_id"})),
             ("core.author_id_registry", self.author_registry.rename({"key": "mention_key", "id": "author_id"})),
+            ("cache.title_diffs", self.title_diffs),
         ]
 
 
@@ -62,6 +65,7 @@ def build_core(
     overrides: Overrides,
     today: date,
     extra_authorships: pl.DataFrame | None = None,
+    title_diffs: pl.DataFrame | None = None,
     timer: StageTimer | None = None,
 ) -> CoreTables:
     """listings/profiles: staging rows of every partition in the window (several nights allowed).
@@ -69,14 +73,18 @@ def build_core(
     extra_authorships (optional, from enrichment): ``listing_key``-free rows ``arxiv_id``, ``name``,
     ``author_position``, ``evidence`` ('arxiv'|'openalex'), ``orcid`` — full author lists that replace
     truncated bylines as authorship evidence.
+
+    title_diffs (optional, ``cache.title_diffs``): the paper matcher's title diffs from an earlier
+    run, reused where the same pair of titles meets again; the result is the same without them.
     """
     redirects = redirects.select(["entity_type", *REDIRECT_SCHEMA]) if redirects.height else pl.DataFrame(
         schema={"entity_type": pl.String, **REDIRECT_SCHEMA})
     latest, owners = latest_listings(listings, profiles)
     records = paper_records(latest)
     timer = timer or StageTimer()
+    diffs_cache = TitleDiffCache(title_diffs)
     with timer.stage("resolve_papers", rows=records.height):
-        paper_match, paper_review = resolve_papers(records)
+        paper_match, paper_review = resolve_papers(records, title_diffs=diffs_cache)
     paper_ids = assign_stable_ids(
         paper_match.select(key="record_id", cluster="paper_id"),
         _registry(paper_registry, "listing_key", "paper_id"), prefix="P", today=today,
@@ -278,13 +286,15 @@ def build_core(
         "overrides_applied": paper_over.applied + author_over.applied,
         "overrides_unmatched": paper_over.unmatched + author_over.unmatched,
         "paper_methods": dict(paper_listings.group_by("method").len().sort("method").iter_rows()),
+        "title_diffs_reused": diffs_cache.reused,
+        "title_diffs_computed": diffs_cache.computed,
         "timings": timer.summary(),
     }
     return CoreTables(
         papers=papers, paper_listings=paper_listings, authors=authors, author_names=author_names,
         author_profiles=author_profiles, authorships=authorships, match_review=review, id_redirects=id_redirects,
         paper_registry=paper_ids.registry, author_registry=author_ids.registry, stats=stats,
-        mention_authors=a_members.select("key", "author_id"),
+        mention_authors=a_members.select("key", "author_id"), title_diffs=diffs_cache.frame(),
     )
 
 
@@ -352,6 +362,7 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         paper_registry = warehouse.read_frame(con, "SELECT * FROM core.paper_id_registry")
         author_registry = warehouse.read_frame(con, "SELECT * FROM core.author_id_registry")
         redirects = warehouse.read_frame(con, "SELECT * FROM core.id_redirects")
+        title_diffs = warehouse.read_frame(con, "SELECT * FROM cache.title_diffs")
         # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
         searches = warehouse.read_frame(
             con, "SELECT * FROM enrichment.arxiv_title_searches WHERE partition_date <= ?", [until])
@@ -364,7 +375,8 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         )
     core = build_core(
         listings, profiles, paper_registry=paper_registry, author_registry=author_registry,
-        redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra, timer=timer,
+        redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
+        title_diffs=title_diffs, timer=timer,
     )
     with timer.stage("core_write"):
         warehouse.replace_slice(con, core.writes(), after=lambda: con.execute(warehouse.read_sql("core/paper_abstracts")))

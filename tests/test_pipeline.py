@@ -75,6 +75,14 @@ def test_a_second_night_keeps_ids_and_adds_history(tmp_path):
     assert one(path, "SELECT count(DISTINCT listing_id) FROM staging.listings") == 96
     assert dict(q(path, "SELECT title, paper_id FROM core.papers")) == papers
     assert q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2") == authors
+    # the second night's paper matcher reused the first night's title diffs (and kept only those it used)
+    core_meta = {
+        ev.materialization.asset_key.to_user_string(): ev.materialization.metadata
+        for ev in second.get_asset_materialization_events()
+    }["core/papers"]
+    assert core_meta["title_diffs_computed"].value == 0 and core_meta["title_diffs_reused"].value > 0
+    assert one(path, "SELECT count(*) FROM cache.title_diffs") == core_meta["title_diffs_reused"].value
+    assert one(path, "SELECT count(DISTINCT version) FROM cache.title_diffs") == 1
     assert one(path, "SELECT count(DISTINCT as_of) FROM marts.author_metrics") == 2
     assert one(path, "SELECT count(*) FROM marts.citations WHERE level = 'author' AND change = 0") == 3
 

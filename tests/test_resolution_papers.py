@@ -378,3 +378,45 @@ def test_title_diffs_fall_back_to_this_process_when_workers_die(monkeypatch):
     pairs = [(title_tokens("Dynamic Load Balancing"), title_tokens("Static Load Balancing"))] * 3
     with pytest.warns(RuntimeWarning, match="diffing in this process"):
         assert papers_module.compare_many(pairs, workers=2) == [compare_titles(*pairs[0])] * 3
+
+
+def test_title_diffs_of_an_earlier_run_are_reused_with_the_same_result():
+    from pipelines.resolution.papers import TitleDiffCache
+
+    base = sample_records()
+    expected = resolve_papers(base)
+    first = TitleDiffCache()
+    assert all(a.equals(b) for a, b in zip(resolve_papers(base, title_diffs=first), expected))
+    cached = first.frame()
+    assert first.computed == cached.height > 0 and first.reused == 0
+    assert cached.select("left_key", "right_key").is_duplicated().sum() == 0
+
+    # The next night: every diff comes from the cache, and the result is the same.
+    second = TitleDiffCache(cached)
+    assert all(a.equals(b) for a, b in zip(resolve_papers(base, title_diffs=second), expected))
+    assert second.computed == 0 and second.reused == cached.height
+    assert second.frame().equals(cached)
+
+    # One title changed: only the pairs it is in are diffed again.
+    changed = base.with_columns(
+        pl.when(pl.col("record_id") == "bz-yz-2").then(pl.lit(CALM + " Revisited")).otherwise(pl.col("title")).alias("title"))
+    third = TitleDiffCache(cached)
+    assert all(a.equals(b) for a, b in zip(resolve_papers(changed, title_diffs=third), resolve_papers(changed)))
+    assert 0 < third.computed < third.reused
+
+
+def test_cached_title_diffs_of_another_version_are_not_used():
+    from pipelines.resolution.papers import TitleDiffCache
+
+    base = sample_records()
+    first = TitleDiffCache()
+    resolve_papers(base, title_diffs=first)
+    # A diff cached by another version of the diff code (here: a wrong veto on every pair) is ignored.
+    stale = first.frame().with_columns(veto=pl.lit("stale"), version=pl.lit("old"))
+    again = TitleDiffCache(stale)
+    assert all(a.equals(b) for a, b in zip(resolve_papers(base, title_diffs=again), resolve_papers(base)))
+    assert again.reused == 0 and again.computed == first.computed
+    # ...while one of this version is trusted as it is: that is what makes it a cache.
+    trusted = TitleDiffCache(stale.with_columns(version=pl.lit(first.version)))
+    resolve_papers(base, title_diffs=trusted)
+    assert trusted.computed == 0

@@ -26,7 +26,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "warehouse.md"
 SCHEMA_DIR = ROOT / "sql" / "schema"
-SCHEMAS = ("raw", "staging", "core", "marts", "enrichment")
+SCHEMAS = ("raw", "staging", "core", "marts", "enrichment", "cache")
 QUERIES_SECTION = "## Example queries"
 EXPECTED_QUERIES = 10
 

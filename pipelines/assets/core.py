@@ -59,7 +59,9 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     extra_meta = {
         "papers": {"listings_resolved": stats["listings_resolved"], "listings_merged": stats["listings_merged"],
                    "seconds_resolving_papers": stats["timings"]["resolve_papers"]["seconds"],
-                   "match_methods": stats["paper_methods"], "resolved_through": str(until)},
+                   "match_methods": stats["paper_methods"], "resolved_through": str(until),
+                   # title diffs taken from the previous run's cache (cache.title_diffs) vs computed now
+                   "title_diffs_reused": stats["title_diffs_reused"], "title_diffs_computed": stats["title_diffs_computed"]},
         "authors": {"author_mentions": stats["author_mentions"],
                     "seconds_resolving_authors": stats["timings"]["resolve_authors"]["seconds"]},
         "match_review": {"review_queue": stats["review_queue"]},

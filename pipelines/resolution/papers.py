@@ -376,7 +376,7 @@ def _distinct_pairs(a: np.ndarray, b: np.ndarray, size: int) -> tuple[np.ndarray
     return first, inverse.reshape(-1)
 
 
-def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
+def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCache | None = None) -> pl.DataFrame:
     """Score title candidates: one row per surviving pair with the evidence behind its score.
 
     Columnar: the title diff runs once per distinct pair of title keys and the author overlap
@@ -418,10 +418,17 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame) -> pl.DataFrame:
             todo.append(d)
     # The token-level diff is the costly kind: run on every core when there are many pairs (a
     # pure function of the two token lists: same result either way).
-    diffs = compare_many([(feats.tokens[int(I[first[d]])], feats.tokens[int(J[first[d]])]) for d in todo])
-    for d, comparison in zip(todo, diffs):
-        t_score[d], t_veto[d], t_detail[d] = comparison.score, comparison.veto, comparison.detail
-    del diffs, todo
+    if diffs_cache is None:
+        diffs = compare_many([(feats.tokens[int(I[first[d]])], feats.tokens[int(J[first[d]])]) for d in todo])
+        for d, comparison in zip(todo, diffs):
+            t_score[d], t_veto[d], t_detail[d] = comparison.score, comparison.veto, comparison.detail
+    else:
+        rows = first[np.asarray(todo, dtype=np.int64)]
+        found = diffs_cache.compare([feats.keys[i] for i in I[rows].tolist()], [feats.keys[j] for j in J[rows].tolist()])
+        for d, score, veto, detail in zip(todo, found["score"].to_list(), found["veto"].to_list(), found["detail"].to_list()):
+            t_score[d], t_veto[d], t_detail[d] = score, veto, detail
+        del found, rows
+    del todo
 
     # ---- authors: one overlap per distinct pair of author lists (shared objects per distinct
     # list, see ``_prepare``: their identity is the list's id).
@@ -501,6 +508,87 @@ def compare_many(pairs: list[tuple[tuple[str, ...], tuple[str, ...]]], *, worker
 
 def _compare_chunk(pairs: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> list[TitleComparison]:
     return [compare_titles(a, b) for a, b in pairs]
+
+
+TITLE_DIFF_SCHEMA = {"left_key": pl.String, "right_key": pl.String, "score": pl.Float64, "veto": pl.String,
+                     "detail": pl.String, "version": pl.String}
+
+
+def title_diff_version() -> str:
+    """Fingerprint of the title diff's code (``titles.py`` and rapidfuzz's version): diffs cached
+    by another version are not reused."""
+    import hashlib
+    import inspect
+
+    import rapidfuzz
+
+    from pipelines.resolution import titles
+
+    return hashlib.sha256((inspect.getsource(titles) + rapidfuzz.__version__).encode()).hexdigest()[:16]
+
+
+class TitleDiffCache:
+    """Title diffs of earlier runs, reused by the next (incremental nights).
+
+    ``compare_titles`` is a pure function of the two token lists, and a title key is its tokens
+    joined by spaces, so a diff keyed by the ordered pair of title keys holds on every later night
+    until the diff's code changes (``version``; other versions' rows are ignored). Most pairs
+    repeat from night to night; only pairs with a new or changed title are diffed again.
+    :meth:`frame` returns the diffs this run used — what the next run needs — so the cache follows
+    the corpus rather than growing with its history. Lookups are joins on columnar frames: at
+    millions of pairs, Python dicts of string pairs would cost gigabytes."""
+
+    def __init__(self, frame: pl.DataFrame | None = None):
+        self.version = title_diff_version()
+        if frame is not None and frame.height:
+            self._known = (
+                frame.filter(pl.col("version") == self.version)
+                .select(list(TITLE_DIFF_SCHEMA))
+                .cast(TITLE_DIFF_SCHEMA)
+                .unique(["left_key", "right_key"], keep="first")
+            )
+        else:
+            self._known = pl.DataFrame(schema=TITLE_DIFF_SCHEMA)
+        self._used: list[pl.DataFrame] = []
+        self.reused = 0
+        self.computed = 0
+
+    def compare(self, left_keys: list[str], right_keys: list[str]) -> pl.DataFrame:
+        """``score``, ``veto``, ``detail`` of each ordered pair of title keys, in order: cached,
+        else diffed now."""
+        wanted = pl.DataFrame({"left_key": left_keys, "right_key": right_keys}, schema={"left_key": pl.String, "right_key": pl.String})
+        found = wanted.join(self._known.drop("version"), on=["left_key", "right_key"], how="left", maintain_order="left")
+        missing = found["score"].is_null()
+        n_missing = int(missing.sum())
+        if n_missing:
+            todo = found.filter(missing)
+            fresh = compare_many(
+                [(tuple(a.split(" ")), tuple(b.split(" "))) for a, b in zip(todo["left_key"].to_list(), todo["right_key"].to_list())]
+            )
+            computed = pl.DataFrame(
+                {"score": [c.score for c in fresh], "veto": [c.veto for c in fresh], "detail": [c.detail for c in fresh]},
+                schema={"score": pl.Float64, "veto": pl.String, "detail": pl.String},
+            )
+            del fresh
+            positions = pl.Series(np.flatnonzero(missing.to_numpy()))
+            found = found.with_columns(
+                found["score"].scatter(positions, computed["score"]),
+                found["veto"].scatter(positions, computed["veto"]),
+                found["detail"].scatter(positions, computed["detail"]),
+            )
+        self._used.append(found.with_columns(version=pl.lit(self.version)))
+        self.reused += found.height - n_missing
+        self.computed += n_missing
+        return found.select("score", "veto", "detail")
+
+    def frame(self) -> pl.DataFrame:
+        """The diffs used by this run (``TITLE_DIFF_SCHEMA``), one row per pair, in key order."""
+        if not self._used:
+            return pl.DataFrame(schema=TITLE_DIFF_SCHEMA)
+        return (
+            pl.concat(self._used).select(list(TITLE_DIFF_SCHEMA)).cast(TITLE_DIFF_SCHEMA)
+            .unique(["left_key", "right_key"], keep="first").sort("left_key", "right_key")
+        )
 
 
 def _identifier_edges(feats: _Features) -> pl.DataFrame:
@@ -589,13 +677,13 @@ class _Resolution:
     refused: pl.DataFrame  # accepted title edges a constraint kept apart, with the reason
 
 
-def _resolve(feats: _Features) -> _Resolution:
+def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None) -> _Resolution:
     """Resolve the records: collapse them into nodes, resolve the nodes, and express the result
     per record (record indices throughout; a node's edges are its representative's)."""
     reps, node_of = _collapse(feats)
     if len(reps) == len(feats.record_ids):
-        return _resolve_nodes(feats)
-    res = _resolve_nodes(_node_features(feats, reps, node_of))
+        return _resolve_nodes(feats, diffs_cache)
+    res = _resolve_nodes(_node_features(feats, reps, node_of), diffs_cache)
     rep = pl.Series(reps)
 
     def to_records(frame: pl.DataFrame) -> pl.DataFrame:
@@ -622,9 +710,9 @@ def _resolve(feats: _Features) -> _Resolution:
     )
 
 
-def _resolve_nodes(feats: _Features) -> _Resolution:
+def _resolve_nodes(feats: _Features, diffs_cache: TitleDiffCache | None = None) -> _Resolution:
     n = len(feats.record_ids)
-    scored = _score_pairs(feats, _candidate_pairs(feats))
+    scored = _score_pairs(feats, _candidate_pairs(feats), diffs_cache)
     id_edges = _identifier_edges(feats)
     uf = ConstrainedUnionFind(
         n,
@@ -732,17 +820,21 @@ def _review(feats: _Features, res: _Resolution, cluster_of: list[str]) -> pl.Dat
 
 
 @without_cycle_collection
-def resolve_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def resolve_papers(
+    records: pl.DataFrame, *, one_to_one_between: str | None = None, title_diffs: TitleDiffCache | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Match records into papers; return ``(assignments, review)``.
 
     ``assignments``: ``record_id, paper_id, method, score`` (see :func:`match_papers`).
     ``review``: borderline or vetoed candidate pairs that were not merged; ``left_id``/``right_id``
     are record ids, ``left_cluster``/``right_cluster`` their paper ids.
+    ``title_diffs``: diffs of earlier runs to reuse (and to collect this run's into); the result
+    is the same with or without it.
     """
     if records.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
     feats = _prepare(records, one_to_one_between)
-    res = _resolve(feats)
+    res = _resolve(feats, title_diffs)
     assignments = _assignments(feats, res)
     review = _review(feats, res, assignments["paper_id"].to_list())
     return assignments, review
