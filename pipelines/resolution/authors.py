@@ -249,10 +249,19 @@ def _co_listed(m: _Mentions, i: int, j: int) -> bool:
 
 def _same_paper_candidates(m: _Mentions) -> pl.DataFrame:
     """Pairs of mentions on one paper sharing a name key (any reading)."""
-    rows = [(i, k, p) for i, (keys, p) in enumerate(zip(m.keys, m.papers)) if p is not None for k in keys]
-    if not rows:
+    # Columnar lists: building frames from per-row tuples is several times slower.
+    idx_col: list[int] = []
+    key_col: list[str] = []
+    paper_col: list[str] = []
+    for i, (keys, p) in enumerate(zip(m.keys, m.papers)):
+        if p is not None and keys:
+            idx_col += [i] * len(keys)
+            key_col += keys
+            paper_col += [p] * len(keys)
+    if not idx_col:
         return pl.DataFrame(schema={"i": pl.Int64, "j": pl.Int64})
-    long = pl.DataFrame(rows, schema={"idx": pl.Int64, "key": pl.String, "paper": pl.String}, orient="row")
+    long = pl.DataFrame({"idx": idx_col, "key": key_col, "paper": paper_col},
+                        schema={"idx": pl.Int64, "key": pl.String, "paper": pl.String})
     return (
         long.join(long, on=["paper", "key"], suffix="_r")
         .filter(pl.col("idx") < pl.col("idx_r"))
@@ -317,22 +326,32 @@ class _AuthorUnionFind(ConstrainedUnionFind):
 def _evidence_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
     """Cluster pairs sharing a name key and at least one piece of evidence, with counts."""
     n = len(m.ids)
-    rows_key = [(roots[i], k) for i in range(n) for k in m.keys[i]]
-    if not rows_key:
+    key_root: list[int] = []
+    key_col: list[str] = []
+    for i in range(n):
+        if m.keys[i]:
+            key_root += [roots[i]] * len(m.keys[i])
+            key_col += m.keys[i]
+    if not key_root:
         return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
-    name_keys = pl.DataFrame(rows_key, schema={"root": pl.Int64, "key": pl.String}, orient="row").unique()
-    evidence_rows = []
+    name_keys = pl.DataFrame({"root": key_root, "key": key_col}, schema={"root": pl.Int64, "key": pl.String}).unique()
+    ev_root: list[int] = []
+    ev_col: list[str] = []
     for i in range(n):
         r = roots[i]
-        for ck in m.coauthor_keys[i]:
-            evidence_rows.append((r, "c:" + ck))
+        co = m.coauthor_keys[i]
+        if co:
+            ev_root += [r] * len(co)
+            ev_col += ["c:" + ck for ck in co]
         if m.papers[i] is not None:
-            evidence_rows.append((r, "p:" + m.papers[i]))
+            ev_root.append(r)
+            ev_col.append("p:" + m.papers[i])
         if m.affiliation[i]:
-            evidence_rows.append((r, "a:" + m.affiliation[i]))
-    if not evidence_rows:
+            ev_root.append(r)
+            ev_col.append("a:" + m.affiliation[i])
+    if not ev_root:
         return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
-    evidence = pl.DataFrame(evidence_rows, schema={"root": pl.Int64, "ev": pl.String}, orient="row").unique()
+    evidence = pl.DataFrame({"root": ev_root, "ev": ev_col}, schema={"root": pl.Int64, "ev": pl.String}).unique()
     keyed = name_keys.join(evidence, on="root")
     sizes = keyed.group_by("key", "ev").agg(pl.len().alias("size"))
     keyed = keyed.join(sizes.filter((pl.col("size") > 1) & (pl.col("size") <= MAX_EVIDENCE_GROUP)), on=["key", "ev"])
@@ -560,20 +579,31 @@ def _same_full_name(view: _ClusterView, a: int, b: int) -> bool:
 
 def _similar_name_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
     """Cluster pairs with loosely similar names (surname prefix + first initial) sharing evidence."""
-    loose_rows = []
+    loose_root: list[int] = []
+    loose_col: list[str] = []
     for i in range(len(m.ids)):
         p = parse_name(m.names[i])
         for reading in p.readings:
             if reading.family:
-                loose_rows.append((roots[i], f"{reading.family[:3]} {reading.first_initial}"))
-    if not loose_rows:
+                loose_root.append(roots[i])
+                loose_col.append(f"{reading.family[:3]} {reading.first_initial}")
+    if not loose_root:
         return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
-    loose = pl.DataFrame(loose_rows, schema={"root": pl.Int64, "key": pl.String}, orient="row").unique()
-    ev_rows = [(roots[i], "c:" + ck) for i in range(len(m.ids)) for ck in m.coauthor_keys[i]]
-    ev_rows += [(roots[i], "p:" + p) for i, p in enumerate(m.papers) if p is not None]
-    if not ev_rows:
+    loose = pl.DataFrame({"root": loose_root, "key": loose_col}, schema={"root": pl.Int64, "key": pl.String}).unique()
+    ev_root: list[int] = []
+    ev_col: list[str] = []
+    for i in range(len(m.ids)):
+        co = m.coauthor_keys[i]
+        if co:
+            ev_root += [roots[i]] * len(co)
+            ev_col += ["c:" + ck for ck in co]
+    for i, p in enumerate(m.papers):
+        if p is not None:
+            ev_root.append(roots[i])
+            ev_col.append("p:" + p)
+    if not ev_root:
         return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
-    evidence = pl.DataFrame(ev_rows, schema={"root": pl.Int64, "ev": pl.String}, orient="row").unique()
+    evidence = pl.DataFrame({"root": ev_root, "ev": ev_col}, schema={"root": pl.Int64, "ev": pl.String}).unique()
     keyed = loose.join(evidence, on="root")
     sizes = keyed.group_by("key", "ev").agg(pl.len().alias("size"))
     keyed = keyed.join(sizes.filter((pl.col("size") > 1) & (pl.col("size") <= MAX_EVIDENCE_GROUP)), on=["key", "ev"])

@@ -25,7 +25,8 @@ How it works
 4. **Scoring.** Candidates are screened with vectorised string similarity
    (``rapidfuzz.process.cpdist``: character similarity, then token-set similarity for a grey
    zone); survivors get a token-level title diff (equivalent spellings, acronyms, dropped
-   subtitles vs. content-word substitutions), then author and year evidence:
+   subtitles vs. content-word substitutions; reused from an earlier run when a
+   ``TitleDiffCache`` holds it), then author and year evidence:
 
    ``score = title + 0.10·author_overlap (or −0.12 when both author lists are known and share
    nobody) + year term (+0.03 same, 0 for ±1, −0.15 for 2, −0.30 beyond)``, with −0.20 more for a
@@ -424,10 +425,14 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
             t_score[d], t_veto[d], t_detail[d] = comparison.score, comparison.veto, comparison.detail
     else:
         rows = first[np.asarray(todo, dtype=np.int64)]
-        found = diffs_cache.compare([feats.keys[i] for i in I[rows].tolist()], [feats.keys[j] for j in J[rows].tolist()])
+        left, right = I[rows], J[rows]
+        found = diffs_cache.compare(
+            [feats.keys[i] for i in left.tolist()], [feats.keys[j] for j in right.tolist()],
+            tokens=lambda at: [(feats.tokens[i], feats.tokens[j]) for i, j in zip(left[at].tolist(), right[at].tolist())],
+        )
         for d, score, veto, detail in zip(todo, found["score"].to_list(), found["veto"].to_list(), found["detail"].to_list()):
             t_score[d], t_veto[d], t_detail[d] = score, veto, detail
-        del found, rows
+        del found, rows, left, right
     del todo
 
     # ---- authors: one overlap per distinct pair of author lists (shared objects per distinct
@@ -519,12 +524,17 @@ def title_diff_version() -> str:
     by another version are not reused."""
     import hashlib
     import inspect
+    import marshal
 
     import rapidfuzz
 
     from pipelines.resolution import titles
 
-    return hashlib.sha256((inspect.getsource(titles) + rapidfuzz.__version__).encode()).hexdigest()[:16]
+    try:
+        code = inspect.getsource(titles).encode()
+    except (OSError, TypeError):  # no source shipped (a zipped or compiled deployment): the bytecode
+        code = b"".join(marshal.dumps(f.__code__) for f in vars(titles).values() if inspect.isfunction(f))
+    return hashlib.sha256(code + rapidfuzz.__version__.encode()).hexdigest()[:16]
 
 
 class TitleDiffCache:
@@ -553,24 +563,32 @@ class TitleDiffCache:
         self.reused = 0
         self.computed = 0
 
-    def compare(self, left_keys: list[str], right_keys: list[str]) -> pl.DataFrame:
+    def compare(self, left_keys: list[str], right_keys: list[str], tokens=None) -> pl.DataFrame:
         """``score``, ``veto``, ``detail`` of each ordered pair of title keys, in order: cached,
-        else diffed now."""
+        else diffed now. ``tokens(positions)``, if given, returns the token lists of the pairs at
+        those positions (the caller usually holds them; otherwise the keys are split)."""
         wanted = pl.DataFrame({"left_key": left_keys, "right_key": right_keys}, schema={"left_key": pl.String, "right_key": pl.String})
-        found = wanted.join(self._known.drop("version"), on=["left_key", "right_key"], how="left", maintain_order="left")
+        if self._known.height:
+            found = wanted.join(self._known.drop("version"), on=["left_key", "right_key"], how="left", maintain_order="left")
+        else:
+            found = wanted.with_columns(
+                score=pl.lit(None, pl.Float64), veto=pl.lit(None, pl.String), detail=pl.lit(None, pl.String))
         missing = found["score"].is_null()
         n_missing = int(missing.sum())
         if n_missing:
-            todo = found.filter(missing)
-            fresh = compare_many(
-                [(tuple(a.split(" ")), tuple(b.split(" "))) for a, b in zip(todo["left_key"].to_list(), todo["right_key"].to_list())]
-            )
+            where = np.flatnonzero(missing.to_numpy())
+            if tokens is None:
+                pairs = [(tuple(left_keys[k].split(" ")), tuple(right_keys[k].split(" "))) for k in where.tolist()]
+            else:
+                pairs = tokens(where)
+            fresh = compare_many(pairs)
+            del pairs
             computed = pl.DataFrame(
                 {"score": [c.score for c in fresh], "veto": [c.veto for c in fresh], "detail": [c.detail for c in fresh]},
                 schema={"score": pl.Float64, "veto": pl.String, "detail": pl.String},
             )
             del fresh
-            positions = pl.Series(np.flatnonzero(missing.to_numpy()))
+            positions = pl.Series(where)
             found = found.with_columns(
                 found["score"].scatter(positions, computed["score"]),
                 found["veto"].scatter(positions, computed["veto"]),
