@@ -324,21 +324,23 @@ class _AuthorUnionFind(ConstrainedUnionFind):
 
 
 def _evidence_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
-    """Cluster pairs sharing a name key and at least one piece of evidence, with counts."""
-    n = len(m.ids)
+    """Cluster pairs sharing a name key and at least one piece of evidence (a co-author, a paper,
+    an affiliation)."""
     key_root: list[int] = []
     key_col: list[str] = []
-    for i in range(n):
-        if m.keys[i]:
-            key_root += [roots[i]] * len(m.keys[i])
-            key_col += m.keys[i]
-    if not key_root:
-        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
-    name_keys = pl.DataFrame({"root": key_root, "key": key_col}, schema={"root": pl.Int64, "key": pl.String}).unique()
+    for r, keys in zip(roots, m.keys):
+        if keys:
+            key_root += [r] * len(keys)
+            key_col += keys
+    return _pairs_sharing(key_root, key_col, _evidence_rows(m, roots, affiliations=True))
+
+
+def _evidence_rows(m: _Mentions, roots: list[int], *, affiliations: bool) -> tuple[list[int], list[str]]:
+    """(cluster, evidence) as two columns: ``c:`` co-author keys, ``p:`` papers and, if asked,
+    ``a:`` affiliations. Columnar lists: frames from per-row tuples build several times slower."""
     ev_root: list[int] = []
     ev_col: list[str] = []
-    for i in range(n):
-        r = roots[i]
+    for i, r in enumerate(roots):
         co = m.coauthor_keys[i]
         if co:
             ev_root += [r] * len(co)
@@ -346,23 +348,30 @@ def _evidence_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
         if m.papers[i] is not None:
             ev_root.append(r)
             ev_col.append("p:" + m.papers[i])
-        if m.affiliation[i]:
+        if affiliations and m.affiliation[i]:
             ev_root.append(r)
             ev_col.append("a:" + m.affiliation[i])
-    if not ev_root:
+    return ev_root, ev_col
+
+
+def _pairs_sharing(key_root: list[int], key_col: list[str], evidence: tuple[list[int], list[str]]) -> pl.DataFrame:
+    """Cluster pairs ``a < b`` that share a key and a piece of evidence, skipping (key, evidence)
+    groups of one cluster or of more than ``MAX_EVIDENCE_GROUP`` (too common to link anyone)."""
+    ev_root, ev_col = evidence
+    if not key_root or not ev_root:
         return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
-    evidence = pl.DataFrame({"root": ev_root, "ev": ev_col}, schema={"root": pl.Int64, "ev": pl.String}).unique()
-    keyed = name_keys.join(evidence, on="root")
+    keys = pl.DataFrame({"root": key_root, "key": key_col}, schema={"root": pl.Int64, "key": pl.String}).unique()
+    shown = pl.DataFrame({"root": ev_root, "ev": ev_col}, schema={"root": pl.Int64, "ev": pl.String}).unique()
+    keyed = keys.join(shown, on="root")
     sizes = keyed.group_by("key", "ev").agg(pl.len().alias("size"))
     keyed = keyed.join(sizes.filter((pl.col("size") > 1) & (pl.col("size") <= MAX_EVIDENCE_GROUP)), on=["key", "ev"])
-    pairs = (
+    return (
         keyed.join(keyed, on=["key", "ev"], suffix="_r")
         .filter(pl.col("root") < pl.col("root_r"))
         .select(pl.col("root").alias("a"), pl.col("root_r").alias("b"))
         .unique()
         .sort("a", "b")
     )
-    return pairs
 
 
 @dataclass
@@ -578,42 +587,16 @@ def _same_full_name(view: _ClusterView, a: int, b: int) -> bool:
 
 
 def _similar_name_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
-    """Cluster pairs with loosely similar names (surname prefix + first initial) sharing evidence."""
+    """Cluster pairs with loosely similar names (surname prefix + first initial) sharing a
+    co-author or a paper."""
     loose_root: list[int] = []
     loose_col: list[str] = []
-    for i in range(len(m.ids)):
-        p = parse_name(m.names[i])
-        for reading in p.readings:
+    for r, name in zip(roots, m.names):
+        for reading in parse_name(name).readings:
             if reading.family:
-                loose_root.append(roots[i])
+                loose_root.append(r)
                 loose_col.append(f"{reading.family[:3]} {reading.first_initial}")
-    if not loose_root:
-        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
-    loose = pl.DataFrame({"root": loose_root, "key": loose_col}, schema={"root": pl.Int64, "key": pl.String}).unique()
-    ev_root: list[int] = []
-    ev_col: list[str] = []
-    for i in range(len(m.ids)):
-        co = m.coauthor_keys[i]
-        if co:
-            ev_root += [roots[i]] * len(co)
-            ev_col += ["c:" + ck for ck in co]
-    for i, p in enumerate(m.papers):
-        if p is not None:
-            ev_root.append(roots[i])
-            ev_col.append("p:" + p)
-    if not ev_root:
-        return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
-    evidence = pl.DataFrame({"root": ev_root, "ev": ev_col}, schema={"root": pl.Int64, "ev": pl.String}).unique()
-    keyed = loose.join(evidence, on="root")
-    sizes = keyed.group_by("key", "ev").agg(pl.len().alias("size"))
-    keyed = keyed.join(sizes.filter((pl.col("size") > 1) & (pl.col("size") <= MAX_EVIDENCE_GROUP)), on=["key", "ev"])
-    return (
-        keyed.join(keyed, on=["key", "ev"], suffix="_r")
-        .filter(pl.col("root") < pl.col("root_r"))
-        .select(pl.col("root").alias("a"), pl.col("root_r").alias("b"))
-        .unique()
-        .sort("a", "b")
-    )
+    return _pairs_sharing(loose_root, loose_col, _evidence_rows(m, roots, affiliations=False))
 
 
 def _assignments(m: _Mentions, res: _AuthorResolution) -> pl.DataFrame:

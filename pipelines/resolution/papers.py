@@ -563,10 +563,10 @@ class TitleDiffCache:
         self.reused = 0
         self.computed = 0
 
-    def compare(self, left_keys: list[str], right_keys: list[str], tokens=None) -> pl.DataFrame:
+    def compare(self, left_keys: list[str], right_keys: list[str], tokens) -> pl.DataFrame:
         """``score``, ``veto``, ``detail`` of each ordered pair of title keys, in order: cached,
-        else diffed now. ``tokens(positions)``, if given, returns the token lists of the pairs at
-        those positions (the caller usually holds them; otherwise the keys are split)."""
+        else diffed now. ``tokens(positions)`` returns the token lists of the pairs at those
+        positions (the matcher holds them; re-splitting millions of keys would cost more)."""
         wanted = pl.DataFrame({"left_key": left_keys, "right_key": right_keys}, schema={"left_key": pl.String, "right_key": pl.String})
         if self._known.height:
             found = wanted.join(self._known.drop("version"), on=["left_key", "right_key"], how="left", maintain_order="left")
@@ -577,12 +577,7 @@ class TitleDiffCache:
         n_missing = int(missing.sum())
         if n_missing:
             where = np.flatnonzero(missing.to_numpy())
-            if tokens is None:
-                pairs = [(tuple(left_keys[k].split(" ")), tuple(right_keys[k].split(" "))) for k in where.tolist()]
-            else:
-                pairs = tokens(where)
-            fresh = compare_many(pairs)
-            del pairs
+            fresh = compare_many(tokens(where))
             computed = pl.DataFrame(
                 {"score": [c.score for c in fresh], "veto": [c.veto for c in fresh], "detail": [c.detail for c in fresh]},
                 schema={"score": pl.Float64, "veto": pl.String, "detail": pl.String},

@@ -75,6 +75,8 @@ _PART_CHARS = re.compile(r"[:?!.()\u2013\u2014\uff1a\uff1f]| - ")
 _TITLE_PARTS = re.compile(r"\s*(?::|\?|!|\.\s|\s[-\u2013\u2014]+\s|\u2014|\s*\(|\))\s*")
 
 
+# Cached: a corpus has far fewer distinct words than word occurrences.
+@lru_cache(maxsize=1_000_000)
 def _token(raw: str) -> str:
     glued = _GLUED_DIGITS.match(raw)
     if glued and glued.group(1) in STOPWORDS:
@@ -82,24 +84,10 @@ def _token(raw: str) -> str:
     return stem(raw)
 
 
-# raw word -> comparison token: a corpus has far fewer distinct words than word occurrences.
-_TOKENS: dict[str, str] = {}
-_TOKENS_MAX = 1_000_000
-
-
 @lru_cache(maxsize=200_000)
 def title_tokens(title: str | None) -> tuple[str, ...]:
     """Stemmed comparison tokens of a title (empty for a missing title)."""
-    words = match_key(title).split()
-    out = []
-    for raw in words:
-        token = _TOKENS.get(raw)
-        if token is None:
-            if len(_TOKENS) >= _TOKENS_MAX:
-                _TOKENS.clear()
-            token = _TOKENS[raw] = _token(raw)
-        out.append(token)
-    return tuple(out)
+    return tuple([_token(t) for t in match_key(title).split()])
 
 
 @lru_cache(maxsize=200_000)
