@@ -30,7 +30,9 @@ EVIDENCE_RANK = {"profile": 0, "arxiv": 1, "openalex": 2, "byline": 3}
 @dataclass
 class CoreTables:
     papers: pl.DataFrame
-    paper_listings: pl.DataFrame
+    # listing_key → paper_id, method, score: one row per listing key. core.paper_listings (one row per
+    # staged listing row of every night) is this fanned out in SQL (sql/core/paper_listings.sql).
+    listing_papers: pl.DataFrame
     authors: pl.DataFrame
     author_names: pl.DataFrame
     author_profiles: pl.DataFrame
@@ -45,7 +47,7 @@ class CoreTables:
 
     def writes(self) -> list[tuple[str, pl.DataFrame]]:
         return [
-            ("core.papers", self.papers), ("core.paper_listings", self.paper_listings),
+            ("core.papers", self.papers),
             ("core.authors", self.authors), ("core.author_names", self.author_names),
             ("core.author_profiles", self.author_profiles), ("core.authorships", self.authorships),
             ("core.match_review", self.match_review), ("core.id_redirects", self.id_redirects),
@@ -68,7 +70,9 @@ def build_core(
     title_diffs: pl.DataFrame | None = None,
     timer: StageTimer | None = None,
 ) -> CoreTables:
-    """listings/profiles: staging rows of every partition in the window (several nights allowed).
+    """listings/profiles: staging rows of the partitions in the window (several nights allowed). Only
+    the newest row of each listing key is resolved, so the warehouse path reads just those, with a
+    ``first_seen`` column (the key's earliest partition date); without it, it is computed here.
 
     extra_authorships (optional, from enrichment): ``listing_key``-free rows ``arxiv_id``, ``name``,
     ``author_position``, ``evidence`` ('arxiv'|'openalex'), ``orcid`` — full author lists that replace
@@ -105,13 +109,9 @@ def build_core(
         .with_columns(method=pl.when(pl.col("id") != pl.col("algo_id")).then(pl.lit("override")).otherwise(pl.col("method")))
         .rename({"key": "listing_key", "id": "paper_id"})
     )
-    paper_listings = (
-        listings.select("listing_id", "listing_key")
-        .join(key_to_paper, on="listing_key")
-        .select("listing_id", "paper_id", "method", pl.col("score").cast(pl.Float64))
-        .sort("listing_id")
+    listing_papers = (
+        key_to_paper.select("listing_key", "paper_id", "method", pl.col("score").cast(pl.Float64)).sort("listing_key")
     )
-    listed = listings.join(key_to_paper.select("listing_key", "paper_id"), on="listing_key")
     latest = latest.join(key_to_paper.select("listing_key", "paper_id"), on="listing_key")
 
     # ---- author mentions ----------------------------------------------------------------------
@@ -200,21 +200,22 @@ def build_core(
         byline_complete = byline_complete.with_columns(
             byline_complete=pl.col("byline_complete") | pl.col("paper_id").is_in(full.to_list()))
 
+    # A paper's fields come from the current (newest) row of each of its listings.
     papers = (
-        listed.group_by("paper_id").agg(
-            _longest_abstract(listed),
+        latest.group_by("paper_id").agg(
+            _longest_abstract(latest),
             pl.col("pub_date").drop_nulls().min().alias("pub_date"),
             pl.col("arxiv_id").drop_nulls().min().alias("arxiv_id"),
             pl.col("listing_key").n_unique().cast(pl.Int32).alias("listings_count"),
             pl.concat_str("source", pl.lit(":"), "source_profile_id").n_unique().cast(pl.Int32).alias("profiles_count"),
             pl.col("source").unique().sort().alias("sources"),
-            pl.col("partition_date").min().alias("first_seen"),
+            pl.col("first_seen").min().alias("first_seen"),
             pl.col("partition_date").max().alias("last_seen"),
         )
-        .join(_most_common(listed, "paper_id", "title"), on="paper_id", how="left")
-        .join(_most_common(listed, "paper_id", "year"), on="paper_id", how="left")
-        .join(_most_common(listed, "paper_id", "category"), on="paper_id", how="left")
-        .join(_most_common(listed, "paper_id", "venue"), on="paper_id", how="left")
+        .join(_most_common(latest, "paper_id", "title"), on="paper_id", how="left")
+        .join(_most_common(latest, "paper_id", "year"), on="paper_id", how="left")
+        .join(_most_common(latest, "paper_id", "category"), on="paper_id", how="left")
+        .join(_most_common(latest, "paper_id", "venue"), on="paper_id", how="left")
         .with_columns(title_normalized=_mapped("title", normalize_text), doi=pl.lit(None, pl.String))
         .join(paper_authors, on="paper_id", how="left")
         .join(byline_complete, on="paper_id", how="left")
@@ -285,34 +286,50 @@ def build_core(
         "redirects_new": paper_ids.redirects.height + author_ids.redirects.height,
         "overrides_applied": paper_over.applied + author_over.applied,
         "overrides_unmatched": paper_over.unmatched + author_over.unmatched,
-        "paper_methods": dict(paper_listings.group_by("method").len().sort("method").iter_rows()),
+        "paper_methods": dict(listing_papers.group_by("method").len().sort("method").iter_rows()),
         "title_diffs_reused": diffs_cache.reused,
         "title_diffs_computed": diffs_cache.computed,
         "timings": timer.summary(),
     }
     return CoreTables(
-        papers=papers, paper_listings=paper_listings, authors=authors, author_names=author_names,
+        papers=papers, listing_papers=listing_papers, authors=authors, author_names=author_names,
         author_profiles=author_profiles, authorships=authorships, match_review=review, id_redirects=id_redirects,
         paper_registry=paper_ids.registry, author_registry=author_ids.registry, stats=stats,
         mention_authors=a_members.select("key", "author_id"), title_diffs=diffs_cache.frame(),
     )
 
 
-# The staging.listings columns the core step uses: reading only these (not the abstracts, code
-# URLs, raw dates, ...) keeps the core step's input a fraction of the table. The papers' abstracts
-# are filled in by SQL after the write (sql/core/paper_abstracts.sql).
-CORE_LISTING_COLUMNS = (
-    "listing_id", "listing_key", "partition_date", "source", "source_profile_id", "title",
-    "venue", "year", "pub_date", "category", "byline_authors", "byline_truncated", "arxiv_id",
-)
+def read_current_listings(con, until: date) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The newest staged row of every listing key and of every profile up to ``until``: the core
+    step's input, the size of the corpus however many nights are stored."""
+    params = {"until": until}
+    return (warehouse.read_frame(con, warehouse.read_sql("core/current_listings"), params),
+            warehouse.read_frame(con, warehouse.read_sql("core/current_profiles"), params))
+
+
+def write_core(con, core: "CoreTables", until: date) -> None:
+    """Replace the core tables in one transaction; core.paper_listings and the papers' abstracts are
+    filled by SQL from staging inside it."""
+    def fill_from_staging() -> None:
+        con.execute("DELETE FROM core.paper_listings")
+        con.register("listing_papers", core.listing_papers.to_arrow())
+        try:
+            con.execute(warehouse.read_sql("core/paper_listings"), {"until": until})
+        finally:
+            con.unregister("listing_papers")
+        con.execute(warehouse.read_sql("core/paper_abstracts"))
+    warehouse.replace_slice(con, core.writes(), after=fill_from_staging)
+    core.stats["paper_listings"] = warehouse.scalar(con, "SELECT count(*) FROM core.paper_listings")
 
 
 def latest_listings(listings: pl.DataFrame, profiles: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The newest row of every listing key (a paper on a profile), with the profile owner's name;
-    and the owners (latest name per profile)."""
+    """The newest row of every listing key (a paper on a profile) with its ``first_seen`` and the
+    profile owner's name; and the owners (latest name per profile)."""
+    if "first_seen" not in listings.columns:
+        listings = listings.with_columns(first_seen=pl.col("partition_date").min().over("listing_key"))
     latest = listings.sort(["partition_date", "listing_id"], descending=[True, False]).unique("listing_key", keep="first", maintain_order=True)
     owners = (
-        profiles.sort("partition_date", descending=True)
+        profiles.sort(["partition_date", "captured_at", "capture_id"], descending=True)
         .unique(["source", "source_profile_id"], keep="first")
         .select("source", "source_profile_id", owner_name="name", last_captured="partition_date")
     )
@@ -337,9 +354,8 @@ def paper_records(latest: pl.DataFrame) -> pl.DataFrame:
 
 def paper_records_from_warehouse(con) -> pl.DataFrame:
     """Paper records for every staged listing key (benchmarks compare other matchers on these)."""
-    listings = warehouse.read_frame(con, f"SELECT {', '.join(CORE_LISTING_COLUMNS)} FROM staging.listings")
-    profiles = warehouse.read_frame(con, "SELECT * FROM staging.profiles")
-    return paper_records(latest_listings(listings, profiles)[0])
+    until = warehouse.scalar(con, "SELECT max(partition_date) FROM staging.listings") or date.max
+    return paper_records(latest_listings(*read_current_listings(con, until))[0])
 
 
 def resolution_window_end(con, run_date: date) -> date:
@@ -356,9 +372,7 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
     timer = timer or StageTimer()
     until = resolution_window_end(con, run_date)
     with timer.stage("core_read"):
-        listings = warehouse.read_frame(
-            con, f"SELECT {', '.join(CORE_LISTING_COLUMNS)} FROM staging.listings WHERE partition_date <= ?", [until])
-        profiles = warehouse.read_frame(con, "SELECT * FROM staging.profiles WHERE partition_date <= ?", [until])
+        listings, profiles = read_current_listings(con, until)
         paper_registry = warehouse.read_frame(con, "SELECT * FROM core.paper_id_registry")
         author_registry = warehouse.read_frame(con, "SELECT * FROM core.author_id_registry")
         redirects = warehouse.read_frame(con, "SELECT * FROM core.id_redirects")
@@ -379,7 +393,7 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         title_diffs=title_diffs, timer=timer,
     )
     with timer.stage("core_write"):
-        warehouse.replace_slice(con, core.writes(), after=lambda: con.execute(warehouse.read_sql("core/paper_abstracts")))
+        write_core(con, core, until)
     core.stats["timings"] = timer.summary()
     return core, until
 

@@ -81,6 +81,19 @@ def test_a_second_night_keeps_ids_and_adds_history(tmp_path):
         for ev in second.get_asset_materialization_events()
     }["core/papers"]
     assert core_meta["title_diffs_computed"].value == 0 and core_meta["title_diffs_reused"].value > 0
+    # resolution reads one row per listing key (the newest), however many nights are stored ...
+    assert core_meta["listings_resolved"].value == one(path, "SELECT count(DISTINCT listing_key) FROM staging.listings") == 48
+    # ... and core.paper_listings still places every night's row, each key's rows in one paper
+    listings_meta = {
+        ev.materialization.asset_key.to_user_string(): ev.materialization.metadata
+        for ev in second.get_asset_materialization_events()
+    }["core/paper_listings"]
+    assert listings_meta["dagster/row_count"].value == one(path, "SELECT count(*) FROM core.paper_listings") == 96
+    assert one(path, "SELECT count(*) FROM staging.listings l LEFT JOIN core.paper_listings p USING (listing_id) "
+                     "WHERE p.paper_id IS NULL") == 0
+    assert one(path, "SELECT max(n) FROM (SELECT count(DISTINCT p.paper_id) AS n FROM staging.listings l "
+                     "JOIN core.paper_listings p USING (listing_id) GROUP BY l.listing_key)") == 1
+    assert q(path, "SELECT DISTINCT first_seen::VARCHAR, last_seen::VARCHAR FROM core.papers") == [("2026-11-21", "2026-11-22")]
     assert one(path, "SELECT count(*) FROM cache.title_diffs") == core_meta["title_diffs_reused"].value
     assert one(path, "SELECT count(DISTINCT version) FROM cache.title_diffs") == 1
     assert one(path, "SELECT count(DISTINCT as_of) FROM marts.author_metrics") == 2

@@ -58,7 +58,7 @@ def ddl_tables() -> dict[str, dict[str, tuple[str, bool]]]:
                     continue
                 column, rest = line.split(None, 1)
                 not_null = bool(re.search(r"\bNOT\s+NULL\b", rest, re.I))
-                column_type = re.split(r"\s+(?:NOT\s+NULL|NULL|DEFAULT|PRIMARY|UNIQUE|CHECK|REFERENCES)\b", rest, 1, flags=re.I)[0]
+                column_type = re.split(r"\s+(?:NOT\s+NULL|NULL|DEFAULT|PRIMARY|UNIQUE|CHECK|REFERENCES|USING\s+COMPRESSION)\b", rest, 1, flags=re.I)[0]
                 columns[column] = (_normal_type(column_type), not_null)
             tables[f"{schema}.{name}"] = columns
     return tables

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from pipelines import core_build
+from pipelines import core_build, warehouse
 from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
 from pipelines.identity.overrides import load_overrides, overrides_path
 from pipelines.partitions import daily_partitions, partition_dates
@@ -43,12 +43,14 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     overrides = load_overrides()
     with warehouse_db.connect() as con:
         core, until = core_build.resolve_in_warehouse(con, run_date, overrides)
+        # core.paper_listings is filled in SQL (every night's rows of each listing key): show the table
+        listings_preview = warehouse.read_frame(con, "SELECT * FROM core.paper_listings ORDER BY listing_id LIMIT 5")
     stats = core.stats
     if stats["overrides_unmatched"]:
         context.log.warning("overrides that matched nothing: " + "; ".join(stats["overrides_unmatched"]))
     frames = {
         "papers": (core.papers, ["paper_id", "title", "year", "listings_count", "sources"]),
-        "paper_listings": (core.paper_listings, ["listing_id", "paper_id", "method", "score"]),
+        "paper_listings": (listings_preview, ["listing_id", "paper_id", "method", "score"]),
         "authors": (core.authors, ["author_id", "display_name", "profiles_count", "papers_count"]),
         "author_names": (core.author_names, ["name_variant", "author_id", "mentions_count"]),
         "author_profiles": (core.author_profiles, ["source", "source_profile_id", "author_id", "method"]),
@@ -70,9 +72,10 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
                          "overrides_applied": "\n".join(stats["overrides_applied"]) or "none",
                          "overrides_unmatched": "\n".join(stats["overrides_unmatched"]) or "none"},
     }
+    row_counts = {"paper_listings": stats["paper_listings"]}
     for name, (frame, cols) in frames.items():
         yield dg.MaterializeResult(
             asset_key=["core", name],
-            metadata={"dagster/row_count": frame.height, "preview": preview(frame, cols), **extra_meta.get(name, {})},
+            metadata={"dagster/row_count": row_counts.get(name, frame.height), "preview": preview(frame, cols), **extra_meta.get(name, {})},
         )
 

@@ -8,6 +8,7 @@ leaves the previous state intact.
 from __future__ import annotations
 
 import os
+import re
 import random
 import time
 from contextlib import contextmanager
@@ -84,8 +85,48 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout_s: float 
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    migrate_compression(con)
     for statement in schema_statements():
         con.execute(statement)
+
+
+_CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS\s+(\w+\.\w+)\s*\((.*?)\n\);", re.S)
+
+
+def declared_compressed_tables() -> list[str]:
+    """Tables whose DDL (sql/schema) pins a column's compression (``USING COMPRESSION``)."""
+    return [name for statement in schema_statements() for name, body in _CREATE_TABLE.findall(statement)
+            if "USING COMPRESSION" in body.upper()]
+
+
+def migrate_compression(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Rebuild tables created before their DDL pinned a column's compression.
+
+    DuckDB cannot change a column's compression in place and ``CREATE TABLE IF NOT EXISTS`` leaves
+    an existing table alone, so a warehouse from an older release would keep storing abstracts at
+    six times the size. Each such table is renamed, created again from the DDL, refilled and dropped
+    in one transaction (rows and their order unchanged). Returns the tables rebuilt.
+    """
+    stored = dict(con.execute(
+        "SELECT schema_name || '.' || table_name, sql FROM duckdb_tables() WHERE NOT temporary").fetchall())
+    stale = [t for t in declared_compressed_tables() if t in stored and "USING COMPRESSION" not in stored[t].upper()]
+    if not stale:
+        return []
+    by_table = {name: f"CREATE TABLE {name} ({body}\n);" for statement in schema_statements()
+                for name, body in _CREATE_TABLE.findall(statement)}
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in stale:
+            schema, name = table.split(".")
+            con.execute(f"ALTER TABLE {table} RENAME TO {name}__before_migration")
+            con.execute(by_table[table])
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {schema}.{name}__before_migration")
+            con.execute(f"DROP TABLE {schema}.{name}__before_migration")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return stale
 
 
 def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
@@ -152,8 +193,10 @@ def scalar(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[object] 
     return rows[0][0] if rows else None
 
 
-def read_frame(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[object] = ()) -> pl.DataFrame:
-    return pl.from_arrow(con.sql(query, params=list(params) or None).to_arrow_table())
+def read_frame(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[object] | dict[str, object] = ()) -> pl.DataFrame:
+    """A query's result as a Polars frame; ``params`` positional (``?``) or named (``$name``)."""
+    bound = dict(params) if isinstance(params, dict) else (list(params) or None)
+    return pl.from_arrow(con.sql(query, params=bound).to_arrow_table())
 
 
 def row_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:

@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS raw.page_captures (
     partition_date    DATE NOT NULL,
     content_type      VARCHAR,            -- 'text/plain' | 'text/html'
     http_status       INTEGER,            -- NULL for files read from a folder
-    body              VARCHAR,            -- decoded text (NULL when the bytes are not text)
+    body              VARCHAR USING COMPRESSION ZSTD,  -- decoded text (NULL when the bytes are not text)
     body_bytes        BLOB,               -- the raw bytes, kept only when they could not be decoded
     encoding          VARCHAR,            -- how body was decoded ('utf-8', 'cp1252', ...)
     byte_size         BIGINT NOT NULL,

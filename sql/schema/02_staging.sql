@@ -44,8 +44,8 @@ CREATE TABLE IF NOT EXISTS staging.listings (
     position            INTEGER NOT NULL,  -- 1-based order on the page
     title               VARCHAR NOT NULL,  -- raw, as shown
     title_normalized    VARCHAR,
-    abstract            VARCHAR,
-    abstract_normalized VARCHAR,
+    abstract            VARCHAR USING COMPRESSION ZSTD,  -- long text: ZSTD stores it in ~1/6 of DuckDB's default
+    abstract_normalized VARCHAR USING COMPRESSION ZSTD,
     pub_type            VARCHAR,           -- BZPEER ('preprint', ...)
     venue               VARCHAR,           -- BZPEER ('arXiv', ...)
     year                INTEGER,

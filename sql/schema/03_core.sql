@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS core.papers (
     paper_id          VARCHAR NOT NULL,
     title             VARCHAR NOT NULL,   -- the most common raw title among its listings
     title_normalized  VARCHAR,
-    abstract          VARCHAR,
+    abstract          VARCHAR USING COMPRESSION ZSTD,
     year              INTEGER,
     pub_date          DATE,
     category          VARCHAR,

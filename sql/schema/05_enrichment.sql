@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS enrichment.arxiv_works (
     version           INTEGER,            -- latest version
     title             VARCHAR NOT NULL,
     title_key         VARCHAR NOT NULL,   -- textnorm.match_key(title)
-    abstract          VARCHAR,
+    abstract          VARCHAR USING COMPRESSION ZSTD,
     authors           VARCHAR[] NOT NULL, -- the full author list, in order
     primary_category  VARCHAR,
     categories        VARCHAR[] NOT NULL,
