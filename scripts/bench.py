@@ -127,6 +127,7 @@ def run_night(wh: Path, captures: Path, day: date, exports_dir: Path) -> tuple[d
     with timer.stage("exports"):
         publish.publish_analytics_copy(wh, wh.parent / "analytics.duckdb")
     total = time.perf_counter() - start
+    stored_mb = warehouse_mb(wh)
     t = timer.summary()
     # "parse" includes reading and decoding the files and exporting the pages to parse as shards; "core" is the core step minus the two matchers
     merged = {
@@ -145,8 +146,16 @@ def run_night(wh: Path, captures: Path, day: date, exports_dir: Path) -> tuple[d
              "pages_reused": staged["pages_unchanged_reused"],
              # the night's peak is the largest stage peak (each stage resets the high-water mark)
              "peak_mb": round(max([s.get("peak_mb", 0) for s in merged.values()] + [peak_memory_mb() or 0]), 1),
-             "papers": core.papers.height, "authors": core.authors.height}
+             "papers": core.papers.height, "authors": core.authors.height, "warehouse_mb": stored_mb}
     return night, core
+
+
+def warehouse_mb(wh: Path) -> float:
+    """The warehouse's stored data after a night: its used blocks (the file may hold free blocks
+    left by replaced tables, which DuckDB reuses the next night)."""
+    with warehouse.connect(wh, read_only=True) as con:
+        used, size = con.execute("SELECT used_blocks, block_size FROM pragma_database_size()").fetchall()[0]
+    return round(used * size / 1e6, 1)
 
 
 def night_in_fresh_process(wh: Path, captures: Path, day: date, exports_dir: Path) -> dict:
@@ -220,14 +229,16 @@ def render(results: list[dict], meta: dict) -> str:
             lines.append(f"| {r['profiles']:,} | {stage} | {s.get('seconds', 0):.2f} | {rate} | {s.get('peak_mb', 0):,.0f} |")
         lines.append(f"| {r['profiles']:,} | **end to end** | **{r['full']['end_to_end_s']:.2f}** | | "
                      f"{r['full']['peak_mb']:,.0f} |")
-    lines += ["", "| profiles | pages | listings | papers | authors | papers P/R/F1 | authors P/R/F1 | incremental (1%) s | ratio |",
-              "| ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
+    lines += ["", "| profiles | pages | listings | papers | authors | papers P/R/F1 | authors P/R/F1 | incremental (1%) s | ratio | "
+              "stored MB: night 1 → 2 |",
+              "| ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |"]
     for r in results:
         qp, qa, inc = r["quality"]["papers"], r["quality"]["authors"], r.get("incremental", {})
         lines.append(f"| {r['profiles']:,} | {r['full']['pages']:,} | {r['full']['listings']:,} | {r['full']['papers']:,} | "
                      f"{r['full']['authors']:,} | {qp['precision']:.3f} / {qp['recall']:.3f} / {qp['f1']:.3f} | "
                      f"{qa['precision']:.3f} / {qa['recall']:.3f} / {qa['f1']:.3f} | {inc.get('end_to_end_s', '')} | "
-                     f"{inc.get('ratio_to_full', '')} |")
+                     f"{inc.get('ratio_to_full', '')} | {r['full'].get('warehouse_mb', '')}"
+                     f"{' → ' + str(inc['warehouse_mb']) if inc.get('warehouse_mb') else ''} |")
     ratios = [(a["profiles"], b["profiles"], round(b["full"]["end_to_end_s"] / max(a["full"]["end_to_end_s"], 1e-9), 2))
               for a, b in zip(results, results[1:])]
     if ratios:
