@@ -67,7 +67,7 @@ def build_core(
     overrides: Overrides,
     today: date,
     extra_authorships: pl.DataFrame | None = None,
-    title_diffs: pl.DataFrame | None = None,
+    title_diffs: pl.DataFrame | TitleDiffCache | None = None,
     timer: StageTimer | None = None,
 ) -> CoreTables:
     """listings/profiles: staging rows of the partitions in the window (several nights allowed). Only
@@ -86,9 +86,11 @@ def build_core(
     latest, owners = latest_listings(listings, profiles)
     records = paper_records(latest)
     timer = timer or StageTimer()
-    diffs_cache = TitleDiffCache(title_diffs)
+    diffs_cache = title_diffs if isinstance(title_diffs, TitleDiffCache) else TitleDiffCache(title_diffs)
+    del title_diffs
     with timer.stage("resolve_papers", rows=records.height):
         paper_match, paper_review = resolve_papers(records, title_diffs=diffs_cache)
+    used_diffs = diffs_cache.finish()  # the next run's cache; the earlier runs' diffs are let go here
     paper_ids = assign_stable_ids(
         paper_match.select(key="record_id", cluster="paper_id"),
         _registry(paper_registry, "listing_key", "paper_id"), prefix="P", today=today,
@@ -295,7 +297,7 @@ def build_core(
         papers=papers, listing_papers=listing_papers, authors=authors, author_names=author_names,
         author_profiles=author_profiles, authorships=authorships, match_review=review, id_redirects=id_redirects,
         paper_registry=paper_ids.registry, author_registry=author_ids.registry, stats=stats,
-        mention_authors=a_members.select("key", "author_id"), title_diffs=diffs_cache.frame(),
+        mention_authors=a_members.select("key", "author_id"), title_diffs=used_diffs,
     )
 
 
@@ -376,7 +378,8 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         paper_registry = warehouse.read_frame(con, "SELECT * FROM core.paper_id_registry")
         author_registry = warehouse.read_frame(con, "SELECT * FROM core.author_id_registry")
         redirects = warehouse.read_frame(con, "SELECT * FROM core.id_redirects")
-        title_diffs = warehouse.read_frame(con, "SELECT * FROM cache.title_diffs")
+        # held by the cache only, which lets go of it once the paper matcher is done
+        title_diffs = TitleDiffCache(warehouse.read_frame(con, "SELECT * FROM cache.title_diffs"))
         # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
         searches = warehouse.read_frame(
             con, "SELECT * FROM enrichment.arxiv_title_searches WHERE partition_date <= ?", [until])

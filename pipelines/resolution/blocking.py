@@ -15,6 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 PAIR_SCHEMA = {"i": pl.Int64, "j": pl.Int64}
+_SHIFT = 2**32
 
 
 def empty_pairs() -> pl.DataFrame:
@@ -36,35 +37,48 @@ def pairs_from_keys(
     if keys.height == 0:
         return empty_pairs()
     keys = keys.filter(pl.col("key").is_not_null() & (pl.col("key") != "")).unique(["idx", "key"])
-    sizes = keys.group_by("key").agg(pl.len().alias("block_size"))
-    keys = keys.join(sizes.filter(pl.col("block_size") > 1), on="key", how="inner")
-    small = keys.filter(pl.col("block_size") <= max_block).select("key", "idx")
+    # Each shared key becomes an integer block id: the joins below then carry integers, not key
+    # strings (at 100k profiles a string key column in the self-join's output alone took gigabytes).
+    sizes = (
+        keys.group_by("key").agg(pl.len().alias("block_size"))
+        .filter(pl.col("block_size") > 1)
+        .with_row_index("block")
+    )
+    keys = keys.join(sizes, on="key", how="inner").drop("key")
+    small = keys.filter(pl.col("block_size") <= max_block).select("block", "idx")
     big = keys.filter(pl.col("block_size") > max_block)
+    if keys.height and keys["idx"].max() >= _SHIFT:
+        raise ValueError("pairs_from_keys: row indices must be below 2**32")
+    del keys
+
+    # A pair travels as one integer, i * 2^32 + j (row indices are far below 2^32): deduplicating
+    # and sorting tens of millions of pairs is then one column's work.
+    def code(i: pl.Expr, j: pl.Expr) -> pl.Expr:
+        return (i.cast(pl.UInt64) * _SHIFT + j.cast(pl.UInt64)).alias("pair")
 
     parts = []
     if small.height:
         parts.append(
-            small.join(small, on="key", suffix="_r")
+            small.join(small, on="block", suffix="_r")
             .filter(pl.col("idx") < pl.col("idx_r"))
-            .select(pl.col("idx").alias("i"), pl.col("idx_r").alias("j"))
+            .select(code(pl.col("idx"), pl.col("idx_r")))
         )
     if big.height:
-        order = ["key", *(order_by or []), "idx"]
-        ranked = big.sort(order, nulls_last=True).with_columns(
-            pl.int_range(pl.len()).over("key").alias("rank")
-        ).select("key", "idx", "rank")
+        # Sorted within each block, a row pairs with the next ``window`` rows of the same block.
+        ranked = big.sort(["block", *(order_by or []), "idx"], nulls_last=True).select("block", "idx")
         for step in range(1, window + 1):
-            shifted = ranked.with_columns((pl.col("rank") - step).alias("rank"))
+            other = pl.col("idx").shift(-step)
             parts.append(
-                ranked.join(shifted, on=["key", "rank"], suffix="_r").select(
-                    pl.min_horizontal("idx", "idx_r").alias("i"),
-                    pl.max_horizontal("idx", "idx_r").alias("j"),
-                )
+                ranked.select(
+                    code(pl.min_horizontal("idx", other), pl.max_horizontal("idx", other)),
+                    same=pl.col("block") == pl.col("block").shift(-step),
+                    differ=pl.col("idx") != other,
+                ).filter(pl.col("same") & pl.col("differ")).select("pair")
             )
     if not parts:
         return empty_pairs()
-    out = pl.concat(parts).filter(pl.col("i") != pl.col("j")).unique().sort("i", "j")
-    return out.cast(PAIR_SCHEMA)
+    pairs = pl.concat(parts)["pair"].unique().sort()
+    return pl.DataFrame({"i": (pairs // _SHIFT).cast(pl.Int64), "j": (pairs % _SHIFT).cast(pl.Int64)}, schema=PAIR_SCHEMA)
 
 
 def star_pairs(labels: pl.DataFrame) -> pl.DataFrame:

@@ -594,6 +594,14 @@ class TitleDiffCache:
         self.computed += n_missing
         return found.select("score", "veto", "detail")
 
+    def finish(self) -> pl.DataFrame:
+        """:meth:`frame`, and let go of the earlier runs' diffs: call once matching is done (at
+        100k profiles each copy of the diffs is about a gigabyte, which the author matcher can use)."""
+        used = self.frame()
+        self._known = pl.DataFrame(schema=TITLE_DIFF_SCHEMA)
+        self._used = [used]
+        return used
+
     def frame(self) -> pl.DataFrame:
         """The diffs used by this run (``TITLE_DIFF_SCHEMA``), one row per pair, in key order."""
         if not self._used:
