@@ -360,18 +360,26 @@ def _pairs_sharing(key_root: list[int], key_col: list[str], evidence: tuple[list
     ev_root, ev_col = evidence
     if not key_root or not ev_root:
         return pl.DataFrame(schema={"a": pl.Int64, "b": pl.Int64})
-    keys = pl.DataFrame({"root": key_root, "key": key_col}, schema={"root": pl.Int64, "key": pl.String}).unique()
-    shown = pl.DataFrame({"root": ev_root, "ev": ev_col}, schema={"root": pl.Int64, "ev": pl.String}).unique()
+    # Keys and evidence become integer ids first, and each (key, evidence) group an integer: the
+    # joins then carry integers, not strings (the self-join's output is the largest frame here).
+    keys = (pl.DataFrame({"root": key_root, "key": key_col}, schema={"root": pl.Int64, "key": pl.String}).unique()
+            .select("root", key=pl.col("key").rank("dense")))
+    shown = (pl.DataFrame({"root": ev_root, "ev": ev_col}, schema={"root": pl.Int64, "ev": pl.String}).unique()
+             .select("root", ev=pl.col("ev").rank("dense")))
     keyed = keys.join(shown, on="root")
-    sizes = keyed.group_by("key", "ev").agg(pl.len().alias("size"))
-    keyed = keyed.join(sizes.filter((pl.col("size") > 1) & (pl.col("size") <= MAX_EVIDENCE_GROUP)), on=["key", "ev"])
-    return (
-        keyed.join(keyed, on=["key", "ev"], suffix="_r")
-        .filter(pl.col("root") < pl.col("root_r"))
-        .select(pl.col("root").alias("a"), pl.col("root_r").alias("b"))
-        .unique()
-        .sort("a", "b")
+    groups = (
+        keyed.group_by("key", "ev").agg(pl.len().alias("size"))
+        .filter((pl.col("size") > 1) & (pl.col("size") <= MAX_EVIDENCE_GROUP))
+        .with_row_index("group")
     )
+    keyed = keyed.join(groups, on=["key", "ev"]).select("group", "root")
+    # a pair as one integer (a * 2^32 + b): deduplicated and sorted as one column
+    pairs = (
+        keyed.join(keyed, on="group", suffix="_r")
+        .filter(pl.col("root") < pl.col("root_r"))
+        .select(pair=pl.col("root").cast(pl.UInt64) * 2**32 + pl.col("root_r").cast(pl.UInt64))
+    )["pair"].unique().sort()
+    return pl.DataFrame({"a": (pairs // 2**32).cast(pl.Int64), "b": (pairs % 2**32).cast(pl.Int64)})
 
 
 @dataclass
