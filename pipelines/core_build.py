@@ -84,6 +84,7 @@ def build_core(
     redirects = redirects.select(["entity_type", *REDIRECT_SCHEMA]) if redirects.height else pl.DataFrame(
         schema={"entity_type": pl.String, **REDIRECT_SCHEMA})
     latest, owners = latest_listings(listings, profiles)
+    del listings  # frees it when the caller handed over its only reference (resolve_in_warehouse does)
     records = paper_records(latest)
     timer = timer or StageTimer()
     diffs_cache = title_diffs if isinstance(title_diffs, TitleDiffCache) else TitleDiffCache(title_diffs)
@@ -91,6 +92,7 @@ def build_core(
     with timer.stage("resolve_papers", rows=records.height):
         paper_match, paper_review = resolve_papers(records, title_diffs=diffs_cache)
     used_diffs = diffs_cache.finish()  # the next run's cache; the earlier runs' diffs are let go here
+    del records
     paper_ids = assign_stable_ids(
         paper_match.select(key="record_id", cluster="paper_id"),
         _registry(paper_registry, "listing_key", "paper_id"), prefix="P", today=today,
@@ -141,6 +143,8 @@ def build_core(
         )
     )
     mentions = pl.concat([owner_mentions, byline_mentions], how="vertical_relaxed").unique("key", keep="first", maintain_order=True)
+    # The author matcher is the step's largest working set: what the paper side no longer needs goes first.
+    del owner_mentions, byline_mentions, members, paper_match
     extra = _extra_mentions(extra_authorships, key_to_paper, latest)
     if extra is not None:
         mentions = pl.concat([mentions, extra], how="vertical_relaxed").unique("key", keep="first", maintain_order=True)
@@ -390,8 +394,10 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
             "QUALIFY partition_date = max(partition_date) OVER (PARTITION BY coalesce(arxiv_id, openalex_work_id))",
             [until],
         )
+    handed_over = [listings]  # build_core drops the listings once it has their newest rows: keep no reference here
+    del listings
     core = build_core(
-        listings, profiles, paper_registry=paper_registry, author_registry=author_registry,
+        handed_over.pop(), profiles, paper_registry=paper_registry, author_registry=author_registry,
         redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
         title_diffs=title_diffs, timer=timer,
     )
