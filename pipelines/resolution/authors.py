@@ -53,7 +53,7 @@ import numpy as np
 import polars as pl
 from rapidfuzz.distance import JaroWinkler
 
-from pipelines.resolution.blocking import star_pairs
+from pipelines.resolution.blocking import pair_code, star_pairs, unique_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
 from pipelines.resolution.review import REVIEW_SCHEMA, concat_queues, review_queue
 from pipelines.resolution.runtime import without_cycle_collection
@@ -373,13 +373,12 @@ def _pairs_sharing(key_root: list[int], key_col: list[str], evidence: tuple[list
         .with_row_index("group")
     )
     keyed = keyed.join(groups, on=["key", "ev"]).select("group", "root")
-    # a pair as one integer (a * 2^32 + b): deduplicated and sorted as one column
     pairs = (
         keyed.join(keyed, on="group", suffix="_r")
         .filter(pl.col("root") < pl.col("root_r"))
-        .select(pair=pl.col("root").cast(pl.UInt64) * 2**32 + pl.col("root_r").cast(pl.UInt64))
-    )["pair"].unique().sort()
-    return pl.DataFrame({"a": (pairs // 2**32).cast(pl.Int64), "b": (pairs % 2**32).cast(pl.Int64)})
+        .select(pair_code(pl.col("root"), pl.col("root_r")))
+    )
+    return unique_pairs(pairs["pair"], names=("a", "b"))
 
 
 @dataclass

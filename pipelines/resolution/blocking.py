@@ -22,6 +22,21 @@ def empty_pairs() -> pl.DataFrame:
     return pl.DataFrame(schema=PAIR_SCHEMA)
 
 
+# A pair travels as one integer, i * 2^32 + j (row indices are far below 2^32): deduplicating and
+# sorting tens of millions of pairs is then one column's work.
+def pair_code(i: pl.Expr, j: pl.Expr) -> pl.Expr:
+    """The pair ``(i, j)`` as one integer column ``pair``."""
+    return (i.cast(pl.UInt64) * _SHIFT + j.cast(pl.UInt64)).alias("pair")
+
+
+def unique_pairs(codes: pl.Series, names: tuple[str, str] = ("i", "j")) -> pl.DataFrame:
+    """The distinct pairs of a ``pair_code`` column, sorted, as two Int64 columns."""
+    codes = codes.unique().sort()
+    first, second = names
+    return pl.DataFrame({first: (codes // _SHIFT).cast(pl.Int64), second: (codes % _SHIFT).cast(pl.Int64)},
+                        schema={first: pl.Int64, second: pl.Int64})
+
+
 def pairs_from_keys(
     keys: pl.DataFrame,
     *,
@@ -51,17 +66,12 @@ def pairs_from_keys(
         raise ValueError("pairs_from_keys: row indices must be below 2**32")
     del keys
 
-    # A pair travels as one integer, i * 2^32 + j (row indices are far below 2^32): deduplicating
-    # and sorting tens of millions of pairs is then one column's work.
-    def code(i: pl.Expr, j: pl.Expr) -> pl.Expr:
-        return (i.cast(pl.UInt64) * _SHIFT + j.cast(pl.UInt64)).alias("pair")
-
     parts = []
     if small.height:
         parts.append(
             small.join(small, on="block", suffix="_r")
             .filter(pl.col("idx") < pl.col("idx_r"))
-            .select(code(pl.col("idx"), pl.col("idx_r")))
+            .select(pair_code(pl.col("idx"), pl.col("idx_r")))
         )
     if big.height:
         # Sorted within each block, a row pairs with the next ``window`` rows of the same block.
@@ -70,15 +80,14 @@ def pairs_from_keys(
             other = pl.col("idx").shift(-step)
             parts.append(
                 ranked.select(
-                    code(pl.min_horizontal("idx", other), pl.max_horizontal("idx", other)),
+                    pair_code(pl.min_horizontal("idx", other), pl.max_horizontal("idx", other)),
                     same=pl.col("block") == pl.col("block").shift(-step),
                     differ=pl.col("idx") != other,
                 ).filter(pl.col("same") & pl.col("differ")).select("pair")
             )
     if not parts:
         return empty_pairs()
-    pairs = pl.concat(parts)["pair"].unique().sort()
-    return pl.DataFrame({"i": (pairs // _SHIFT).cast(pl.Int64), "j": (pairs % _SHIFT).cast(pl.Int64)}, schema=PAIR_SCHEMA)
+    return unique_pairs(pl.concat(parts)["pair"])
 
 
 def star_pairs(labels: pl.DataFrame) -> pl.DataFrame:
