@@ -93,10 +93,11 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 _CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS\s+(\w+\.\w+)\s*\((.*?)\n\);", re.S)
 
 
-def declared_compressed_tables() -> list[str]:
-    """Tables whose DDL (sql/schema) pins a column's compression (``USING COMPRESSION``)."""
-    return [name for statement in schema_statements() for name, body in _CREATE_TABLE.findall(statement)
-            if "USING COMPRESSION" in body.upper()]
+def declared_compressed_tables() -> dict[str, str]:
+    """Tables whose DDL (sql/schema) pins a column's compression (``USING COMPRESSION``), each
+    with the statement that creates it."""
+    return {name: f"CREATE TABLE {name} ({body}\n);" for statement in schema_statements()
+            for name, body in _CREATE_TABLE.findall(statement) if "USING COMPRESSION" in body.upper()}
 
 
 def migrate_compression(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -109,17 +110,16 @@ def migrate_compression(con: duckdb.DuckDBPyConnection) -> list[str]:
     """
     stored = dict(con.execute(
         "SELECT schema_name || '.' || table_name, sql FROM duckdb_tables() WHERE NOT temporary").fetchall())
-    stale = [t for t in declared_compressed_tables() if t in stored and "USING COMPRESSION" not in stored[t].upper()]
+    declared = declared_compressed_tables()
+    stale = [t for t in declared if t in stored and "USING COMPRESSION" not in stored[t].upper()]
     if not stale:
         return []
-    by_table = {name: f"CREATE TABLE {name} ({body}\n);" for statement in schema_statements()
-                for name, body in _CREATE_TABLE.findall(statement)}
     con.execute("BEGIN TRANSACTION")
     try:
         for table in stale:
             schema, name = table.split(".")
             con.execute(f"ALTER TABLE {table} RENAME TO {name}__before_migration")
-            con.execute(by_table[table])
+            con.execute(declared[table])
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {schema}.{name}__before_migration")
             con.execute(f"DROP TABLE {schema}.{name}__before_migration")
         con.execute("COMMIT")
