@@ -3,11 +3,16 @@
 Peak memory per stage uses Linux's resettable high-water mark (writing "5" to
 /proc/self/clear_refs resets VmHWM), so each stage reports its own peak resident set, not the
 process's all-time peak. Elsewhere the figure is the process peak so far (still an upper bound).
-No Dagster imports.
+Worker processes (parse shards, title diffs, author batches) have memory of their own: while a
+stage runs, a sampling thread adds up this process's and its child processes' resident sets
+every half second, and the stage also reports that peak (``peak_with_workers_mb``; a sample, so
+a lower bound of the true peak). No Dagster imports.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +49,56 @@ def peak_memory_mb() -> float | None:
     return kb / 1024.0
 
 
+def _rss_kb(pid: int | str) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _child_pids() -> list[str]:
+    pids: list[str] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/children") as f:
+                    pids += f.read().split()
+            except OSError:
+                continue
+    except OSError:
+        pass
+    return pids
+
+
+class _WorkersSampler:
+    """Peak of (this process + its child processes) resident memory, sampled on a thread."""
+
+    def __init__(self, interval_s: float = 0.5):
+        self.interval_s = interval_s
+        self.peak_kb = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memory-sampler", daemon=True)
+
+    def _sample(self) -> None:
+        total = _rss_kb("self") + sum(_rss_kb(pid) for pid in _child_pids())
+        self.peak_kb = max(self.peak_kb, total)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._sample()
+
+    def __enter__(self) -> "_WorkersSampler":
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+
 @dataclass
 class StageTimer:
     stages: dict[str, dict] = field(default_factory=dict)
@@ -57,15 +112,19 @@ class StageTimer:
         record: dict = {"rows": rows}
         reset_peak_memory()
         start = time.perf_counter()
+        sampler = _WorkersSampler()
         try:
-            yield record
+            with sampler:
+                yield record
         finally:
             seconds = time.perf_counter() - start
             peak = peak_memory_mb() or 0.0
-            total = self.stages.setdefault(name, {"rows": 0, "seconds": 0.0, "peak_mb": 0.0})
+            total = self.stages.setdefault(name, {"rows": 0, "seconds": 0.0, "peak_mb": 0.0, "peak_with_workers_mb": 0.0})
             total["seconds"] = round(total["seconds"] + seconds, 3)
             total["rows"] = (total["rows"] or 0) + (record.get("rows") or 0)
             total["peak_mb"] = round(max(total["peak_mb"], peak), 1)
+            # Never below the process's own high-water mark (the sampler can miss a short spike).
+            total["peak_with_workers_mb"] = round(max(total.get("peak_with_workers_mb", 0.0), peak, sampler.peak_kb / 1024.0), 1)
             if total["rows"]:
                 total["rows_per_s"] = round(total["rows"] / max(total["seconds"], 1e-9), 1)
 

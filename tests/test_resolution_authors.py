@@ -279,6 +279,20 @@ def test_batches_of_components_give_the_result_of_one_piece(monkeypatch):
     assert author_review_pairs(frame, whole).equals(whole_review)
 
 
+def test_batches_resolved_in_worker_processes_give_the_result_of_one_piece(monkeypatch):
+    """Large inputs spread their batches of components over worker processes: same result."""
+    from pipelines.resolution import authors as authors_module
+
+    frame, _ = synthetic_mentions(seed=5, n_groups=60)
+    whole, whole_review = resolve_authors(frame)
+    monkeypatch.setattr(authors_module, "PARALLEL_AUTHOR_MIN", 1)
+    monkeypatch.setenv("SCHOLARHOUSE_MATCH_WORKERS", "2")
+    monkeypatch.setenv("SCHOLARHOUSE_AUTHOR_BATCH", "80")
+    parallel, parallel_review = resolve_authors(frame)
+    assert parallel.equals(whole)
+    assert parallel_review.equals(whole_review) and whole_review.height > 0
+
+
 def test_components_join_mentions_that_share_identity_evidence():
     from pipelines.resolution.authors import _components
     frame = mentions([

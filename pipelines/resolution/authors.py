@@ -56,7 +56,7 @@ from rapidfuzz.distance import JaroWinkler
 from pipelines.resolution.blocking import pair_code, star_pairs, unique_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
 from pipelines.resolution.review import REVIEW_SCHEMA, concat_queues, review_queue
-from pipelines.resolution.runtime import without_cycle_collection
+from pipelines.resolution.runtime import map_in_processes, match_workers, without_cycle_collection
 from pipelines.resolution.names import name_compatibility, name_forms, name_levels, parse_name
 from pipelines.textnorm import match_key
 
@@ -658,6 +658,12 @@ def _review_frame(m: _Mentions, res: _AuthorResolution, cluster_of: list[str]) -
 BATCH_MENTIONS = 250_000
 
 
+# Inputs of at least this many mentions are resolved in worker processes, BATCHES_PER_WORKER
+# batches of components per worker (starting a worker costs about a second).
+PARALLEL_AUTHOR_MIN = 100_000
+BATCHES_PER_WORKER = 3
+
+
 def _batch_size() -> int:
     configured = os.environ.get("SCHOLARHOUSE_AUTHOR_BATCH")
     return max(1, int(configured)) if configured else BATCH_MENTIONS
@@ -706,15 +712,10 @@ def _components(mentions: pl.DataFrame) -> np.ndarray:
     return connected_components(graph, directed=False)[1][:n]
 
 
-def _resolved(mentions: pl.DataFrame) -> Iterator[tuple[_Mentions, _AuthorResolution]]:
-    """(features, resolution) of ``mentions``: in one piece, or per batch of components."""
-    batch = _batch_size()
-    if mentions.height <= batch:
-        m = _prepare(mentions)
-        yield m, _resolve(m)
-        return
+def _component_batches(mentions: pl.DataFrame, batch: int) -> Iterator[tuple[pl.DataFrame, dict[str, tuple[set[str], dict[str, str]]]]]:
+    """``mentions`` as batches of whole independent components of about ``batch`` rows (in order
+    of first row), each with the names on its papers (from all of ``mentions``)."""
     component = _components(mentions)
-    # Whole components into batches of about ``batch`` rows, in order of first row.
     sizes = np.bincount(component)
     order = np.unique(component, return_index=True)[1]
     batch_of_component = np.empty(sizes.size, dtype=np.int64)
@@ -728,8 +729,31 @@ def _resolved(mentions: pl.DataFrame) -> Iterator[tuple[_Mentions, _AuthorResolu
     on_paper = _paper_names_of(mentions)
     for b in range(current + 1):
         part = mentions.filter(pl.Series(batch_of_row == b))
+        # Only the batch's own papers: what a worker process is sent stays proportional to it.
+        papers = part["paper_id"].cast(pl.String).drop_nulls().unique().to_list()
+        yield part, {p: on_paper[p] for p in papers if p in on_paper}
+
+
+def _resolved(mentions: pl.DataFrame) -> Iterator[tuple[_Mentions, _AuthorResolution]]:
+    """(features, resolution) of ``mentions``: in one piece, or per batch of components."""
+    batch = _batch_size()
+    if mentions.height <= batch:
+        m = _prepare(mentions)
+        yield m, _resolve(m)
+        return
+    for part, on_paper in _component_batches(mentions, batch):
         m = _prepare(part, on_paper)
         yield m, _resolve(m)
+
+
+@without_cycle_collection
+def _resolve_batch(batch: tuple[pl.DataFrame, dict[str, tuple[set[str], dict[str, str]]] | None]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(assignments, review) of one batch of whole components — in a worker process or here."""
+    part, on_paper = batch
+    m = _prepare(part, on_paper)
+    res = _resolve(m)
+    assigned = _assignments(m, res)
+    return assigned, _review_frame(m, res, assigned["author_id"].to_list())
 
 
 def _paper_names_of(mentions: pl.DataFrame) -> dict[str, tuple[set[str], dict[str, str]]]:
@@ -755,11 +779,19 @@ def resolve_authors(mentions: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]
     """
     if mentions.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
+    batch, workers = _batch_size(), match_workers()
+    parallel = workers > 1 and mentions.height >= PARALLEL_AUTHOR_MIN
+    if mentions.height <= batch and not parallel:
+        return _resolve_batch((mentions, None))
+    if parallel:
+        # The batch size bounds the mentions resolved at once, across workers (the same memory as
+        # one process); a few batches per worker keep every core busy to the end.
+        batch = max(1, min(batch // workers, -(-mentions.height // (workers * BATCHES_PER_WORKER))))
     assignments, reviews = [], []
-    for m, res in _resolved(mentions):
-        part = _assignments(m, res)
-        assignments.append(part)
-        reviews.append(_review_frame(m, res, part["author_id"].to_list()))
+    for assigned, review in map_in_processes(_resolve_batch, _component_batches(mentions, batch), workers=workers if parallel else 1,
+                                             failure="author-matching worker processes failed; matching in this process"):
+        assignments.append(assigned)
+        reviews.append(review)
     assigned = assignments[0] if len(assignments) == 1 else pl.concat(assignments).sort("mention_id")
     return assigned, concat_queues(reviews)
 

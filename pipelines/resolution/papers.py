@@ -50,10 +50,7 @@ same input in any row order gives the same clusters, ids and review rows.
 
 from __future__ import annotations
 
-import os
 import re
-import warnings
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,7 +61,7 @@ from rapidfuzz.distance import Indel
 from pipelines.resolution.blocking import empty_pairs, pairs_from_keys, star_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
 from pipelines.resolution.review import REVIEW_SCHEMA, review_queue
-from pipelines.resolution.runtime import without_cycle_collection
+from pipelines.resolution.runtime import map_in_processes, match_workers, without_cycle_collection
 from pipelines.resolution.names import name_forms, split_author_list
 from pipelines.resolution.titles import STOPWORDS, TitleComparison, compare_titles, content_tokens, title_parts, title_tokens
 
@@ -478,36 +475,18 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
 
 
 def compare_many(pairs: list[tuple[tuple[str, ...], tuple[str, ...]]], *, workers: int | None = None) -> list[TitleComparison]:
-    """``compare_titles`` over many pairs of token lists, in order; in a process pool (spawned:
-    never fork a process that holds Polars' threads) when there are enough pairs to repay
-    starting it. ``SCHOLARHOUSE_MATCH_WORKERS`` sets the pool size (1: no pool)."""
-    if workers is None:
-        configured = os.environ.get("SCHOLARHOUSE_MATCH_WORKERS")
-        workers = max(1, int(configured)) if configured else min(os.cpu_count() or 1, 8)
+    """``compare_titles`` over many pairs of token lists, in order; in worker processes
+    (``runtime.map_in_processes``) when there are enough pairs to repay starting them.
+    ``SCHOLARHOUSE_MATCH_WORKERS`` sets how many (1: none)."""
+    workers = match_workers() if workers is None else workers
     if workers <= 1 or len(pairs) < PARALLEL_DIFF_MIN:
         return _compare_chunk(pairs)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    from concurrent.futures.process import BrokenProcessPool
-
     size = min(50_000, max(2_000, len(pairs) // (workers * 8)))
+    chunks = (pairs[start : start + size] for start in range(0, len(pairs), size))
     out: list[TitleComparison] = []
-    pending: deque = deque()
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            # A bounded number of chunks in flight: the pickled pairs never pile up in memory.
-            for start in range(0, len(pairs), size):
-                pending.append(pool.submit(_compare_chunk, pairs[start : start + size]))
-                if len(pending) >= 2 * workers:
-                    out.extend(pending.popleft().result())
-            while pending:
-                out.extend(pending.popleft().result())
-    except BrokenProcessPool:
-        # A worker died (out of memory; or the caller is a script without an
-        # ``if __name__ == "__main__"`` guard, which spawned workers re-run): do it here instead.
-        warnings.warn("title-diff worker processes failed; diffing in this process", RuntimeWarning, stacklevel=2)
-        return _compare_chunk(pairs)
+    for diffs in map_in_processes(_compare_chunk, chunks, workers=workers,
+                                  failure="title-diff worker processes failed; diffing in this process"):
+        out.extend(diffs)
     return out
 
 

@@ -5,12 +5,23 @@ never form reference cycles. Python's cyclic garbage collector still re-traverse
 container as they pile up: at 600k author mentions that was 28% of the matcher's time, and more
 at 100k profiles where ~10 GB of such objects are alive. Collection is paused while a matcher
 runs; reference counting still frees everything as usual.
+
+Both matchers also spread their independent pieces of work over worker processes
+(:func:`map_in_processes`): the paper matcher its title diffs, the author matcher its batches of
+independent components. Python code holds one core per process, and the machine has more.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import os
+import warnings
+from collections import deque
+from typing import Callable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def without_cycle_collection(fn):
@@ -27,3 +38,48 @@ def without_cycle_collection(fn):
                 gc.enable()
 
     return run
+
+
+def match_workers() -> int:
+    """Worker processes a matcher may use: ``SCHOLARHOUSE_MATCH_WORKERS`` (1: none), by default
+    one per core, at most 8."""
+    configured = os.environ.get("SCHOLARHOUSE_MATCH_WORKERS")
+    return max(1, int(configured)) if configured else min(os.cpu_count() or 1, 8)
+
+
+def map_in_processes(fn: Callable[[T], R], items: Iterable[T], *, workers: int, failure: str) -> Iterator[R]:
+    """``fn(item)`` for every item, yielded in the items' order, computed in ``workers`` spawned
+    processes (never forked: the parent holds Polars' and DuckDB's threads). ``fn`` must be a
+    module-level function. At most two items per worker are in flight, so a large input is never
+    pickled all at once. If a worker dies (out of memory; or a caller script without an
+    ``if __name__ == "__main__"`` guard, which spawned workers re-run), the items not yet done
+    are computed in this process instead, with a ``RuntimeWarning`` saying ``failure``."""
+    items = iter(items)
+    if workers <= 1:
+        yield from map(fn, items)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    pending: deque = deque()  # (item, future), oldest first
+    unsent: list = []  # the item being submitted
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for item in items:
+                unsent = [item]
+                pending.append((item, pool.submit(fn, item)))
+                unsent = []
+                if len(pending) >= 2 * workers:
+                    result = pending[0][1].result()
+                    pending.popleft()
+                    yield result
+            while pending:
+                result = pending[0][1].result()
+                pending.popleft()
+                yield result
+    except BrokenProcessPool:
+        warnings.warn(failure, RuntimeWarning, stacklevel=3)
+        for item in [item for item, _ in pending] + unsent:
+            yield fn(item)
+        yield from map(fn, items)
