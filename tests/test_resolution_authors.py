@@ -305,3 +305,25 @@ def test_components_join_mentions_that_share_identity_evidence():
     comp = _components(frame).tolist()
     assert comp[0] == comp[1] and comp[2] == comp[3]
     assert len({comp[0], comp[2], comp[4]}) == 3
+
+
+def test_names_on_each_paper_gathered_by_joins_match_the_per_mention_reading():
+    """``_paper_names_of`` (joins over distinct names) gives what reading each mention gives."""
+    from pipelines.resolution.authors import _listed_coauthors, _paper_names, _paper_names_of
+    from pipelines.resolution.names import name_forms
+
+    frame, _ = synthetic_mentions(seed=7, n_groups=30)
+    edge = mentions([
+        {"mention_id": "e1", "name": "Wei Zhang", "paper_id": "px", "coauthors": ["Zhang Wei", "W. Zhang", "Anna Berg", None]},
+        {"mention_id": "e2", "name": None, "paper_id": "px", "coauthors": ["et al.", ""]},
+        {"mention_id": "e3", "name": "A. Berg", "paper_id": "px", "coauthors": None},
+        {"mention_id": "e4", "name": "???", "paper_id": "py", "coauthors": ["!!"]},
+        {"mention_id": "e5", "name": "Zoe Quint", "paper_id": None, "coauthors": ["Anna Berg"]},
+    ])
+    frame = pl.concat([frame, edge], how="diagonal_relaxed")
+    names = [n or "" for n in frame["name"].cast(pl.String).to_list()]
+    own_forms = [name_forms(n) for n in names]
+    _, keys, full = _listed_coauthors(own_forms, frame["coauthors"].to_list(), {})
+    expected = _paper_names(zip(frame["paper_id"].cast(pl.String).to_list(), keys, full, own_forms))
+    assert _paper_names_of(frame) == expected
+    assert "py" in expected and "px" in expected

@@ -757,17 +757,55 @@ def _resolve_batch(batch: tuple[pl.DataFrame, dict[str, tuple[set[str], dict[str
 
 
 def _paper_names_of(mentions: pl.DataFrame) -> dict[str, tuple[set[str], dict[str, str]]]:
-    """:func:`_paper_names` over all of ``mentions``, one row at a time (no per-row features kept)."""
-    names = [n or "" for n in mentions["name"].cast(pl.String).to_list()]
-    own_forms = [name_forms(n) for n in names]
-    coauthors = mentions["coauthors"].to_list() if "coauthors" in mentions.columns else [[]] * len(names)
-    name_info: dict = {}
-    papers = mentions["paper_id"].cast(pl.String).to_list()
-    rows = (
-        (p, *_row_coauthors(own[2], co, name_info)[1:], own)
-        for p, own, co in zip(papers, own_forms, coauthors)
+    """:func:`_paper_names` over all of ``mentions``, as joins: each distinct name is read once
+    (``name_forms``), and only the result becomes Python sets and dicts.
+
+    Per paper: the primary key of every mention's own name, and every listed co-author's key
+    unless it is one of that mention's own keys (a second reading of its own name); full forms
+    map to their key (a co-author's form to the form's own key, an own form to the own key)."""
+    coauthors = (mentions["coauthors"].cast(pl.List(pl.String)).fill_null([]) if "coauthors" in mentions.columns
+                 else pl.Series([[]] * mentions.height, dtype=pl.List(pl.String)))
+    rows = pl.DataFrame({
+        "row": np.arange(mentions.height, dtype=np.int64),
+        "paper": mentions["paper_id"].cast(pl.String),
+        "name": mentions["name"].cast(pl.String).fill_null(""),
+        "co": coauthors,
+    }).filter(pl.col("paper").is_not_null())
+    distinct = pl.concat([rows["name"], rows["co"].explode().drop_nulls()]).unique().to_list()
+    forms = [name_forms(x) for x in distinct]
+    info = pl.DataFrame(
+        {"name": distinct, "key": [f[0] for f in forms], "form": [f[1] for f in forms], "keys": [list(f[2]) for f in forms]},
+        schema={"name": pl.String, "key": pl.String, "form": pl.String, "keys": pl.List(pl.String)},
     )
-    return _paper_names(rows)
+    del forms
+    own_all = rows.select("row", "paper", "name").join(info, on="name", how="left")
+    own = own_all.filter(pl.col("key").is_not_null())
+    listed = (
+        rows.select("row", "paper", "co").explode("co").drop_nulls("co")
+        .join(info.select(pl.col("name").alias("co"), "key", "form"), on="co")
+        .filter(pl.col("key").is_not_null())
+        .join(own_all.select("row", own_keys="keys"), on="row")
+        .filter(~pl.col("own_keys").fill_null([]).list.contains(pl.col("key")))
+    )
+    keys = pl.concat([listed.select("paper", "key"), own.select("paper", "key")]).unique().group_by("paper").agg("key")
+    listed_forms = listed.filter(pl.col("form").is_not_null() & (pl.col("form") != "")).select("paper", "form").unique()
+    form_names = listed_forms["form"].unique().to_list()
+    form_keys = pl.DataFrame({"form": form_names, "value": [name_forms(f)[0] for f in form_names]},
+                             schema={"form": pl.String, "value": pl.String})
+    full = (
+        pl.concat([
+            listed_forms.join(form_keys, on="form", how="left"),
+            own.filter(pl.col("form").is_not_null() & (pl.col("form") != "")).select("paper", "form", value="key"),
+        ])
+        .unique()
+        .sort("paper", "form", "value", nulls_last=False)  # one value per form in practice; if not, the same one every run
+    )
+    on_paper: dict[str, tuple[set[str], dict[str, str]]] = {p: (set(), {}) for p in rows["paper"].unique().to_list()}
+    for p, k in zip(keys["paper"].to_list(), keys["key"].to_list()):
+        on_paper[p][0].update(k)
+    for p, f, v in zip(full["paper"].to_list(), full["form"].to_list(), full["value"].to_list()):
+        on_paper[p][1][f] = v
+    return on_paper
 
 
 @without_cycle_collection
