@@ -5,8 +5,9 @@ Peak memory per stage uses Linux's resettable high-water mark (writing "5" to
 process's all-time peak. Elsewhere the figure is the process peak so far (still an upper bound).
 Worker processes (parse shards, title diffs, author batches) have memory of their own: while a
 stage runs, a sampling thread adds up this process's and its child processes' resident sets
-every half second, and the stage also reports that peak (``peak_with_workers_mb``; a sample, so
-a lower bound of the true peak). No Dagster imports.
+every half second, and the stage also reports that peak (``peak_with_workers_mb``; a sample: it
+can miss a spike shorter than half a second, and counts shared library pages once per process).
+No Dagster imports.
 """
 
 from __future__ import annotations
@@ -58,16 +59,34 @@ def _rss_kb(pid: int | str) -> int:
 
 
 def _child_pids() -> list[str]:
+    """This process's children: from /proc/self/task/*/children, or where the kernel does not
+    provide that file, by scanning every process's parent id."""
     pids: list[str] = []
     try:
-        for task in os.listdir("/proc/self/task"):
-            try:
-                with open(f"/proc/self/task/{task}/children") as f:
-                    pids += f.read().split()
-            except OSError:
-                continue
+        tasks = os.listdir("/proc/self/task")
     except OSError:
-        pass
+        return pids
+    listed = False
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids += f.read().split()
+            listed = True
+        except OSError:
+            continue
+    if listed:
+        return pids
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                # "pid (comm) state ppid ...": comm may hold spaces, so split after its ")".
+                if f.read().rsplit(")", 1)[1].split()[1] == me:
+                    pids.append(entry)
+        except (OSError, IndexError):
+            continue
     return pids
 
 

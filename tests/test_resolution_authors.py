@@ -307,10 +307,35 @@ def test_components_join_mentions_that_share_identity_evidence():
     assert len({comp[0], comp[2], comp[4]}) == 3
 
 
+def _names_on_papers_read_mention_by_mention(frame: pl.DataFrame) -> dict:
+    """The reference: every mention read in turn (an own form's key overriding a co-author's)."""
+    from pipelines.resolution.authors import _listed_coauthors
+    from pipelines.resolution.names import name_forms
+
+    names = [n or "" for n in frame["name"].cast(pl.String).to_list()]
+    own_forms = [name_forms(n) for n in names]
+    _, keys, full = _listed_coauthors(own_forms, frame["coauthors"].to_list(), {})
+    on_paper: dict = {}
+    own_full_keys: dict = {}
+    for p, co_keys, co_full, (own_key, own_full, _) in zip(frame["paper_id"].cast(pl.String).to_list(), keys, full, own_forms):
+        if p is None:
+            continue
+        paper_keys, paper_full = on_paper.setdefault(p, (set(), {}))
+        paper_keys.update(co_keys)
+        for form in co_full:
+            paper_full.setdefault(form, name_forms(form)[0])
+        if own_key is not None:
+            paper_keys.add(own_key)
+            if own_full:
+                own_full_keys.setdefault(p, {})[own_full] = own_key
+    for p, forms in own_full_keys.items():
+        on_paper[p][1].update(forms)
+    return on_paper
+
+
 def test_names_on_each_paper_gathered_by_joins_match_the_per_mention_reading():
     """``_paper_names_of`` (joins over distinct names) gives what reading each mention gives."""
-    from pipelines.resolution.authors import _listed_coauthors, _paper_names, _paper_names_of
-    from pipelines.resolution.names import name_forms
+    from pipelines.resolution.authors import _paper_names_of
 
     frame, _ = synthetic_mentions(seed=7, n_groups=30)
     edge = mentions([
@@ -319,11 +344,27 @@ def test_names_on_each_paper_gathered_by_joins_match_the_per_mention_reading():
         {"mention_id": "e3", "name": "A. Berg", "paper_id": "px", "coauthors": None},
         {"mention_id": "e4", "name": "???", "paper_id": "py", "coauthors": ["!!"]},
         {"mention_id": "e5", "name": "Zoe Quint", "paper_id": None, "coauthors": ["Anna Berg"]},
+        # "Smith, Ph.D." reads as "smith p"; its full form "phd smith" reads as "smith": the own key wins.
+        {"mention_id": "e6", "name": "Smith, Ph.D.", "paper_id": "pz", "coauthors": ["Ann Lee"]},
+        {"mention_id": "e7", "name": "Ann Lee", "paper_id": "pz", "coauthors": ["phd smith"]},
     ])
     frame = pl.concat([frame, edge], how="diagonal_relaxed")
-    names = [n or "" for n in frame["name"].cast(pl.String).to_list()]
-    own_forms = [name_forms(n) for n in names]
-    _, keys, full = _listed_coauthors(own_forms, frame["coauthors"].to_list(), {})
-    expected = _paper_names(zip(frame["paper_id"].cast(pl.String).to_list(), keys, full, own_forms))
-    assert _paper_names_of(frame) == expected
-    assert "py" in expected and "px" in expected
+    expected = _names_on_papers_read_mention_by_mention(frame)
+    got = _paper_names_of(frame)
+    assert got == expected
+    assert "py" in got and got["pz"][1].get("phd smith") == "smith p"
+    # The same in any row order.
+    assert _paper_names_of(frame.reverse()) == expected
+
+
+def test_batched_input_rejects_repeated_mention_ids_and_needs_no_profile_columns(monkeypatch):
+    frame, _ = synthetic_mentions(seed=3, n_groups=20)
+    monkeypatch.setenv("SCHOLARHOUSE_AUTHOR_BATCH", "50")
+    twice = pl.concat([frame, frame.head(1).with_columns(name=pl.lit("Somebody Else"))], how="vertical_relaxed")
+    with pytest.raises(ValueError, match="mention_id must be unique"):
+        resolve_authors(twice)
+    # The profile columns are optional, in one piece and in batches alike.
+    bare = frame.drop([c for c in ("source", "source_profile_id", "is_profile_owner") if c in frame.columns])
+    batched = resolve_authors(bare)
+    monkeypatch.setenv("SCHOLARHOUSE_AUTHOR_BATCH", "1000000")
+    assert batched[0].equals(resolve_authors(bare)[0])

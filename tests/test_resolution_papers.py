@@ -372,6 +372,7 @@ def test_title_diffs_fall_back_to_this_process_when_workers_die(monkeypatch):
         def __enter__(self): return self
         def __exit__(self, *exc): return False
         def submit(self, *args, **kwargs): raise BrokenProcessPool("worker died")
+        def shutdown(self, *args, **kwargs): ...
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", DeadPool)
     monkeypatch.setattr(papers_module, "PARALLEL_DIFF_MIN", 1)

@@ -22,6 +22,7 @@ def test_items_not_done_when_the_pool_breaks_are_done_here(monkeypatch):
         def __init__(self, *args, **kwargs): ...
         def __enter__(self): return self
         def __exit__(self, *exc): return False
+        def shutdown(self, *args, **kwargs): ...
 
         def submit(self, fn, item):
             type(self).submitted += 1
@@ -35,6 +36,11 @@ def test_items_not_done_when_the_pool_breaks_are_done_here(monkeypatch):
     with pytest.warns(RuntimeWarning, match="doing it here"):
         out = list(map_in_processes(abs, range(-6, 0), workers=2, failure="workers died; doing it here"))
     assert out == [6, 5, 4, 3, 2, 1]  # nothing lost, nothing twice, in order
+
+
+def test_an_error_in_a_worker_reaches_the_caller():
+    with pytest.raises(ValueError):
+        list(map_in_processes(int, ["1", "2", "x", "4"], workers=2, failure="x"))
 
 
 def test_worker_count_follows_the_setting(monkeypatch):

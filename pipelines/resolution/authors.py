@@ -112,7 +112,7 @@ def _is_owner(mentions: pl.DataFrame) -> pl.Expr:
 
 
 def _prepare(mentions: pl.DataFrame, on_paper: dict[str, tuple[set[str], dict[str, str]]] | None = None) -> _Mentions:
-    """Per-mention features. ``on_paper`` (from :func:`_paper_names`): the names on each paper,
+    """Per-mention features. ``on_paper`` (from :func:`_paper_names_of`): the names on each paper,
     when ``mentions`` is a batch of a larger input; by default computed from ``mentions``."""
     missing = {"mention_id", "name", "paper_id"} - set(mentions.columns)
     if missing:
@@ -144,7 +144,7 @@ def _prepare(mentions: pl.DataFrame, on_paper: dict[str, tuple[set[str], dict[st
     name_info: dict[str, tuple[str | None, str | None, str]] = {}
     coauthor_names, coauthor_keys, coauthor_full = _listed_coauthors(own_forms, df["coauthors"].to_list(), name_info)
     if on_paper is None:
-        on_paper = _paper_names(zip(papers, coauthor_keys, coauthor_full, own_forms))
+        on_paper = _paper_names_of(mentions)
     # Co-authors are everyone on the same paper, not only the names a listing showed: a BZPEER
     # owner mention has no byline, yet the other mentions of that paper are its co-authors.
     for i, (p, (_, _, own_keys)) in enumerate(zip(papers, own_forms)):
@@ -216,24 +216,6 @@ def _listed_coauthors(own_forms, coauthor_lists, name_info) -> tuple[list[set[st
         coauthor_keys.append(frozenset(keys))
         coauthor_full.append(frozenset(full))
     return coauthor_names, coauthor_keys, coauthor_full
-
-
-def _paper_names(rows) -> dict[str, tuple[set[str], dict[str, str]]]:
-    """Per paper: every name key on it and its full forms (form -> key), from all its mentions.
-    ``rows``: (paper, co-author keys, co-author full forms, own name forms) per mention."""
-    on_paper: dict[str, tuple[set[str], dict[str, str]]] = {}
-    for p, keys, full, (own_key, own_full, _) in rows:
-        if p is None:
-            continue
-        paper_keys, paper_full = on_paper.setdefault(p, (set(), {}))
-        paper_keys.update(keys)
-        for form in full:
-            paper_full[form] = name_forms(form)[0]
-        if own_key is not None:
-            paper_keys.add(own_key)
-            if own_full:
-                paper_full[own_full] = own_key
-    return on_paper
 
 
 def _co_listed(m: _Mentions, i: int, j: int) -> bool:
@@ -694,12 +676,14 @@ def _components(mentions: pl.DataFrame) -> np.ndarray:
     rows = pl.DataFrame({"idx": np.arange(n, dtype=np.int64), "name": names})
     long = [rows.join(labels, on="name").explode("label").select("idx", "label")]
     # The same profile label as _prepare's ``profile`` (owner mentions only).
-    profile = mentions.select(
+    # with_columns, not select: without the optional profile columns the label is a literal,
+    # which select would leave one row long.
+    profile = mentions.with_columns(
         pl.when(_is_owner(mentions))
         .then(pl.concat_str(pl.lit("p|"), _col(mentions, "source", pl.String).fill_null(""), pl.lit("|"),
                             _col(mentions, "source_profile_id", pl.String)))
-        .alias("label")
-    )["label"]
+        .alias("__profile_label")
+    )["__profile_label"]
     long.append(pl.DataFrame({"idx": rows["idx"], "label": profile}))
     for column, prefix, normalize in (("orcid", "o|", normalize_orcid), ("openalex_id", "x|", normalize_openalex_id)):
         if column in mentions.columns:
@@ -757,12 +741,14 @@ def _resolve_batch(batch: tuple[pl.DataFrame, dict[str, tuple[set[str], dict[str
 
 
 def _paper_names_of(mentions: pl.DataFrame) -> dict[str, tuple[set[str], dict[str, str]]]:
-    """:func:`_paper_names` over all of ``mentions``, as joins: each distinct name is read once
-    (``name_forms``), and only the result becomes Python sets and dicts.
+    """The names on each paper, from all of ``mentions``, as joins: each distinct name is read
+    once (``name_forms``), and only the result becomes Python sets and dicts.
 
-    Per paper: the primary key of every mention's own name, and every listed co-author's key
-    unless it is one of that mention's own keys (a second reading of its own name); full forms
-    map to their key (a co-author's form to the form's own key, an own form to the own key)."""
+    Per paper (``{paper: (name keys, {full form: key})}``): the primary key of every mention's
+    own name, and every listed co-author's key unless it is one of that mention's own keys (a
+    second reading of its own name); full forms map to their key — a mention's own form to its
+    own key, a co-author's form to the form's key. When the two disagree (``Smith, Ph.D.`` is
+    ``smith p``, its form ``phd smith`` reads as ``smith``) the own key wins."""
     coauthors = (mentions["coauthors"].cast(pl.List(pl.String)).fill_null([]) if "coauthors" in mentions.columns
                  else pl.Series([[]] * mentions.height, dtype=pl.List(pl.String)))
     rows = pl.DataFrame({
@@ -794,11 +780,12 @@ def _paper_names_of(mentions: pl.DataFrame) -> dict[str, tuple[set[str], dict[st
                              schema={"form": pl.String, "value": pl.String})
     full = (
         pl.concat([
-            listed_forms.join(form_keys, on="form", how="left"),
-            own.filter(pl.col("form").is_not_null() & (pl.col("form") != "")).select("paper", "form", value="key"),
+            listed_forms.join(form_keys, on="form", how="left").with_columns(own=pl.lit(False)),
+            own.filter(pl.col("form").is_not_null() & (pl.col("form") != "")).select("paper", "form", value="key", own=pl.lit(True)),
         ])
         .unique()
-        .sort("paper", "form", "value", nulls_last=False)  # one value per form in practice; if not, the same one every run
+        # The last value written wins: an own key over a co-author's reading, then the largest.
+        .sort("paper", "form", "own", "value", nulls_last=False)
     )
     on_paper: dict[str, tuple[set[str], dict[str, str]]] = {p: (set(), {}) for p in rows["paper"].unique().to_list()}
     for p, k in zip(keys["paper"].to_list(), keys["key"].to_list()):
@@ -817,13 +804,20 @@ def resolve_authors(mentions: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]
     """
     if mentions.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
+    # Checked here as well as per batch: a repeated id can fall into two different batches.
+    if "mention_id" in mentions.columns:
+        ids = mentions["mention_id"].cast(pl.String)
+        if ids.null_count():
+            raise ValueError("mention_id must not be null")
+        if ids.n_unique() != mentions.height:
+            raise ValueError("mention_id must be unique")
     batch, workers = _batch_size(), match_workers()
     parallel = workers > 1 and mentions.height >= PARALLEL_AUTHOR_MIN
     if mentions.height <= batch and not parallel:
         return _resolve_batch((mentions, None))
     if parallel:
-        # The batch size bounds the mentions resolved at once, across workers (the same memory as
-        # one process); a few batches per worker keep every core busy to the end.
+        # The batch size bounds the mentions being resolved at once, across workers (a component
+        # larger than a worker's share stays whole); a few batches per worker keep every core busy.
         batch = max(1, min(batch // workers, -(-mentions.height // (workers * BATCHES_PER_WORKER))))
     assignments, reviews = [], []
     for assigned, review in map_in_processes(_resolve_batch, _component_batches(mentions, batch), workers=workers if parallel else 1,

@@ -44,7 +44,11 @@ def match_workers() -> int:
     """Worker processes a matcher may use: ``SCHOLARHOUSE_MATCH_WORKERS`` (1: none), by default
     one per core, at most 8."""
     configured = os.environ.get("SCHOLARHOUSE_MATCH_WORKERS")
-    return max(1, int(configured)) if configured else min(os.cpu_count() or 1, 8)
+    if configured:
+        return max(1, int(configured))
+    # The cores this process may run on (a container's CPU set), not the machine's.
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(cores, 8)
 
 
 def map_in_processes(fn: Callable[[T], R], items: Iterable[T], *, workers: int, failure: str) -> Iterator[R]:
@@ -64,22 +68,30 @@ def map_in_processes(fn: Callable[[T], R], items: Iterable[T], *, workers: int, 
 
     pending: deque = deque()  # (item, future), oldest first
     unsent: list = []  # the item being submitted
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            for item in items:
-                unsent = [item]
-                pending.append((item, pool.submit(fn, item)))
-                unsent = []
-                if len(pending) >= 2 * workers:
-                    result = pending[0][1].result()
-                    pending.popleft()
-                    yield result
-            while pending:
+        for item in items:
+            unsent = [item]
+            pending.append((item, pool.submit(fn, item)))
+            unsent = []
+            if len(pending) >= 2 * workers:
                 result = pending[0][1].result()
                 pending.popleft()
                 yield result
+        while pending:
+            result = pending[0][1].result()
+            pending.popleft()
+            yield result
     except BrokenProcessPool:
+        pool.shutdown(wait=False, cancel_futures=True)
         warnings.warn(failure, RuntimeWarning, stacklevel=3)
         for item in [item for item, _ in pending] + unsent:
             yield fn(item)
         yield from map(fn, items)
+    except BaseException:
+        # An error in one item (or the caller stopping early) surfaces now, not after the
+        # other items in flight have finished.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown(wait=True)
