@@ -136,23 +136,20 @@ class StageTimer:
             with sampler:
                 yield record
         finally:
-            seconds = time.perf_counter() - start
-            peak = peak_memory_mb() or 0.0
-            total = self.stages.setdefault(name, {"rows": 0, "seconds": 0.0, "peak_mb": 0.0, "peak_with_workers_mb": 0.0})
-            total["seconds"] = round(total["seconds"] + seconds, 3)
-            total["rows"] = (total["rows"] or 0) + (record.get("rows") or 0)
-            total["peak_mb"] = round(max(total["peak_mb"], peak), 1)
-            # Never below the process's own high-water mark (the sampler can miss a short spike).
-            total["peak_with_workers_mb"] = round(max(total.get("peak_with_workers_mb", 0.0), peak, sampler.peak_kb / 1024.0), 1)
-            if total["rows"]:
-                total["rows_per_s"] = round(total["rows"] / max(total["seconds"], 1e-9), 1)
+            self._record(name, time.perf_counter() - start, record.get("rows"), workers_peak_mb=sampler.peak_kb / 1024.0)
 
     def add(self, name: str, seconds: float, rows: int | None = None) -> None:
         """Record time measured by the caller (e.g. a loop's wall time minus its nested stages)."""
-        total = self.stages.setdefault(name, {"rows": 0, "seconds": 0.0, "peak_mb": 0.0})
-        total["seconds"] = round(total["seconds"] + max(0.0, seconds), 3)
+        self._record(name, max(0.0, seconds), rows)
+
+    def _record(self, name: str, seconds: float, rows: int | None, workers_peak_mb: float = 0.0) -> None:
+        peak = peak_memory_mb() or 0.0
+        total = self.stages.setdefault(name, {"rows": 0, "seconds": 0.0, "peak_mb": 0.0, "peak_with_workers_mb": 0.0})
+        total["seconds"] = round(total["seconds"] + seconds, 3)
         total["rows"] = (total["rows"] or 0) + (rows or 0)
-        total["peak_mb"] = round(max(total["peak_mb"], peak_memory_mb() or 0.0), 1)
+        total["peak_mb"] = round(max(total["peak_mb"], peak), 1)
+        # Never below the process's own high-water mark (the sampler can miss a short spike).
+        total["peak_with_workers_mb"] = round(max(total["peak_with_workers_mb"], peak, workers_peak_mb), 1)
         if total["rows"]:
             total["rows_per_s"] = round(total["rows"] / max(total["seconds"], 1e-9), 1)
 

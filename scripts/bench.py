@@ -146,7 +146,7 @@ def run_night(wh: Path, captures: Path, day: date, exports_dir: Path) -> tuple[d
              "pages_reused": staged["pages_unchanged_reused"],
              # the night's peak is the largest stage peak (each stage resets the high-water mark)
              "peak_mb": round(max([s.get("peak_mb", 0) for s in merged.values()] + [peak_memory_mb() or 0]), 1),
-             "peak_with_workers_mb": round(max([s.get("peak_with_workers_mb", s.get("peak_mb", 0)) for s in merged.values()]
+             "peak_with_workers_mb": round(max([s.get("peak_with_workers_mb", 0) for s in merged.values()]
                                                + [peak_memory_mb() or 0]), 1),
              "papers": core.papers.height, "authors": core.authors.height, "warehouse_mb": stored_mb}
     return night, core
@@ -181,7 +181,7 @@ def _sum(timings: dict, names: list[str], rows: int | None = None) -> dict:
     parts = [timings[n] for n in names if n in timings]
     seconds = sum(p["seconds"] for p in parts)
     out = {"seconds": round(seconds, 3), "peak_mb": max((p.get("peak_mb", 0) for p in parts), default=0.0),
-           "peak_with_workers_mb": max((p.get("peak_with_workers_mb", p.get("peak_mb", 0)) for p in parts), default=0.0)}
+           "peak_with_workers_mb": max((p.get("peak_with_workers_mb", 0) for p in parts), default=0.0)}
     if rows:
         out["rows"] = rows
         out["rows_per_s"] = round(rows / max(seconds, 1e-9), 1)
@@ -231,9 +231,9 @@ def render(results: list[dict], meta: dict) -> str:
             s = r["full"]["stages"].get(stage, {})
             rate = f"{s['rows_per_s']:,.0f}" if s.get("rows_per_s") else ""
             lines.append(f"| {r['profiles']:,} | {stage} | {s.get('seconds', 0):.2f} | {rate} | {s.get('peak_mb', 0):,.0f} | "
-                         f"{s.get('peak_with_workers_mb', s.get('peak_mb', 0)):,.0f} |")
+                         f"{s.get('peak_with_workers_mb', 0):,.0f} |")
         lines.append(f"| {r['profiles']:,} | **end to end** | **{r['full']['end_to_end_s']:.2f}** | | "
-                     f"{r['full']['peak_mb']:,.0f} | {r['full'].get('peak_with_workers_mb', r['full']['peak_mb']):,.0f} |")
+                     f"{r['full']['peak_mb']:,.0f} | {r['full']['peak_with_workers_mb']:,.0f} |")
     lines += ["", "| profiles | pages | listings | papers | authors | papers P/R/F1 | authors P/R/F1 | incremental (1%) s | ratio | "
               "stored MB: night 1 → 2 |",
               "| ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |"]

@@ -133,10 +133,7 @@ def _prepare(mentions: pl.DataFrame, on_paper: dict[str, tuple[set[str], dict[st
         _col(mentions, "orcid", pl.String).alias("orcid"),
         _col(mentions, "openalex_id", pl.String).alias("openalex_id"),
     ).sort("mention_id")
-    if df["mention_id"].null_count():
-        raise ValueError("mention_id must not be null")
-    if df["mention_id"].n_unique() != df.height:
-        raise ValueError("mention_id must be unique")
+    _check_mention_ids(df["mention_id"])
 
     names = [n or "" for n in df["name"].to_list()]
     papers = df["paper_id"].to_list()
@@ -172,6 +169,13 @@ def _prepare(mentions: pl.DataFrame, on_paper: dict[str, tuple[set[str], dict[st
         affiliation=[match_key(a) or None for a in df["affiliation"].to_list()],
         venue=_per_value(df["venue"].to_list(), lambda v: match_key(v) or None),
     )
+
+
+def _check_mention_ids(ids: pl.Series) -> None:
+    if ids.null_count():
+        raise ValueError("mention_id must not be null")
+    if ids.n_unique() != ids.len():
+        raise ValueError("mention_id must be unique")
 
 
 def _per_value(values: list, fn) -> list:
@@ -806,11 +810,7 @@ def resolve_authors(mentions: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
     # Checked here as well as per batch: a repeated id can fall into two different batches.
     if "mention_id" in mentions.columns:
-        ids = mentions["mention_id"].cast(pl.String)
-        if ids.null_count():
-            raise ValueError("mention_id must not be null")
-        if ids.n_unique() != mentions.height:
-            raise ValueError("mention_id must be unique")
+        _check_mention_ids(mentions["mention_id"].cast(pl.String))
     batch, workers = _batch_size(), match_workers()
     parallel = workers > 1 and mentions.height >= PARALLEL_AUTHOR_MIN
     if mentions.height <= batch and not parallel:
