@@ -20,7 +20,9 @@ from pipelines import enrichment, warehouse
 from pipelines.identity.overrides import Overrides, apply_overrides
 from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
-from pipelines.resolution import resolve_authors, resolve_papers
+from pipelines.resolution import resolve_papers
+from pipelines.resolution.incremental import AUTHOR_STATE_SCHEMA, resolve_authors_incrementally
+from pipelines.resolution.review import REVIEW_SCHEMA
 from pipelines.resolution.papers import TITLE_DIFF_SCHEMA, TitleDiffCache
 from pipelines.textnorm import match_key, normalize_text
 
@@ -44,6 +46,9 @@ class CoreTables:
     stats: dict = field(default_factory=dict)
     mention_authors: pl.DataFrame | None = None   # evidence key → author_id (for evaluation; not stored)
     title_diffs: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=TITLE_DIFF_SCHEMA))  # cache for the next run
+    # the author matcher's resolution, for the next night (cache.author_matches / author_match_review)
+    author_state: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=AUTHOR_STATE_SCHEMA))
+    author_state_review: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REVIEW_SCHEMA))
 
     def writes(self) -> list[tuple[str, pl.DataFrame]]:
         return [
@@ -54,6 +59,7 @@ class CoreTables:
             ("core.paper_id_registry", self.paper_registry.rename({"key": "listing_key", "id": "paper_id"})),
             ("core.author_id_registry", self.author_registry.rename({"key": "mention_key", "id": "author_id"})),
             ("cache.title_diffs", self.title_diffs),
+            ("cache.author_matches", self.author_state), ("cache.author_match_review", self.author_state_review),
         ]
 
 
@@ -68,6 +74,8 @@ def build_core(
     today: date,
     extra_authorships: pl.DataFrame | None = None,
     title_diffs: pl.DataFrame | TitleDiffCache | None = None,
+    author_state: pl.DataFrame | None = None,
+    author_state_review: pl.DataFrame | None = None,
     timer: StageTimer | None = None,
 ) -> CoreTables:
     """listings/profiles: staging rows of the partitions in the window (several nights allowed). Only
@@ -80,6 +88,10 @@ def build_core(
 
     title_diffs (optional, ``cache.title_diffs``): the paper matcher's title diffs from an earlier
     run, reused where the same pair of titles meets again; the result is the same without them.
+
+    author_state / author_state_review (optional, ``cache.author_matches`` /
+    ``cache.author_match_review``): the author matcher's last resolution; only the people tonight's
+    changes can reach are re-resolved (``resolution/incremental.py``). Without them, everyone is.
     """
     redirects = redirects.select(["entity_type", *REDIRECT_SCHEMA]) if redirects.height else pl.DataFrame(
         schema={"entity_type": pl.String, **REDIRECT_SCHEMA})
@@ -168,7 +180,9 @@ def build_core(
         .sort("mention_id")
     )
     with timer.stage("resolve_authors", rows=collapsed.height):
-        author_match, author_review = resolve_authors(collapsed.drop("group"))
+        author_night = resolve_authors_incrementally(collapsed.drop("group"), author_state, author_state_review)
+    del author_state, author_state_review
+    author_match, author_review = author_night.assignments, author_night.review
     group_to_cluster = collapsed.select("group", "mention_id").join(
         author_match.select("mention_id", cluster="author_id", a_method="method", a_score="score"), on="mention_id")
     mentions = mentions.join(group_to_cluster.drop("mention_id"), on="group")
@@ -295,6 +309,7 @@ def build_core(
         "paper_methods": dict(listing_papers.group_by("method").len().sort("method").iter_rows()),
         "title_diffs_reused": diffs_cache.reused,
         "title_diffs_computed": diffs_cache.computed,
+        "author_resolution": author_night.stats,
         "timings": timer.summary(),
     }
     return CoreTables(
@@ -302,6 +317,7 @@ def build_core(
         author_profiles=author_profiles, authorships=authorships, match_review=review, id_redirects=id_redirects,
         paper_registry=paper_ids.registry, author_registry=author_ids.registry, stats=stats,
         mention_authors=a_members.select("key", "author_id"), title_diffs=used_diffs,
+        author_state=author_night.state, author_state_review=author_night.review,
     )
 
 
@@ -333,7 +349,13 @@ def latest_listings(listings: pl.DataFrame, profiles: pl.DataFrame) -> tuple[pl.
     profile owner's name; and the owners (latest name per profile)."""
     if "first_seen" not in listings.columns:
         listings = listings.with_columns(first_seen=pl.col("partition_date").min().over("listing_key"))
-    latest = listings.sort(["partition_date", "listing_id"], descending=[True, False]).unique("listing_key", keep="first", maintain_order=True)
+    latest = (
+        listings.sort(["partition_date", "listing_id"], descending=[True, False]).unique("listing_key", keep="first", maintain_order=True)
+        # In key order: every "first" picked downstream (a collapsed mention's name, a paper's
+        # venue) then follows the content, not the night's row ids, so unchanged listings give
+        # the author matcher identical input from night to night.
+        .sort("listing_key")
+    )
     owners = (
         profiles.sort(["partition_date", "captured_at", "capture_id"], descending=True)
         .unique(["source", "source_profile_id"], keep="first")
@@ -384,6 +406,8 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         redirects = warehouse.read_frame(con, "SELECT * FROM core.id_redirects")
         # held by the cache only, which lets go of it once the paper matcher is done
         title_diffs = TitleDiffCache(warehouse.read_frame(con, "SELECT * FROM cache.title_diffs"))
+        author_state = warehouse.read_frame(con, "SELECT * FROM cache.author_matches")
+        author_state_review = warehouse.read_frame(con, "SELECT * FROM cache.author_match_review")
         # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
         searches = warehouse.read_frame(
             con, "SELECT * FROM enrichment.arxiv_title_searches WHERE partition_date <= ?", [until])
@@ -399,7 +423,7 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
     core = build_core(
         handed_over.pop(), profiles, paper_registry=paper_registry, author_registry=author_registry,
         redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
-        title_diffs=title_diffs, timer=timer,
+        title_diffs=title_diffs, author_state=author_state, author_state_review=author_state_review, timer=timer,
     )
     with timer.stage("core_write"):
         write_core(con, core, until)

@@ -160,19 +160,24 @@ def warehouse_mb(wh: Path) -> float:
     return round(used * size / 1e6, 1)
 
 
-def night_in_fresh_process(wh: Path, captures: Path, day: date, exports_dir: Path) -> dict:
+def night_in_fresh_process(wh: Path, captures: Path, day: date, exports_dir: Path, truth: Path) -> dict:
     """:func:`run_night` in a new Python process, as the nightly schedule runs it (every night is a
     new Dagster run): the second night does not inherit the first night's heap, caches and
-    warmed-up imports, which made it both slower and faster by turns in one process."""
+    warmed-up imports, which made it both slower and faster by turns in one process. Also
+    returns the night's resolution quality against ``truth`` and how the author matcher ran."""
     result = wh.parent / f"night-{day.isoformat()}.json"
-    cmd = [sys.executable, __file__, "--night", str(wh), str(captures), day.isoformat(), str(exports_dir), str(result)]
+    cmd = [sys.executable, __file__, "--night", str(wh), str(captures), day.isoformat(), str(exports_dir), str(truth), str(result)]
     subprocess.run(cmd, check=True)
     return json.loads(result.read_text())
 
 
 def _night_main(argv: list[str]) -> int:
-    wh, captures, day, exports_dir, result = argv
-    night, _ = run_night(Path(wh), Path(captures), date.fromisoformat(day), Path(exports_dir))
+    wh, captures, day, exports_dir, truth, result = argv
+    night, core = run_night(Path(wh), Path(captures), date.fromisoformat(day), Path(exports_dir))
+    night["author_resolution"] = core.stats.get("author_resolution", {})
+    with warehouse.connect(Path(wh), read_only=True) as con:
+        papers, joined = paper_quality(con, Path(truth), date.fromisoformat(day))
+    night["quality"] = {"papers": papers, "authors": author_quality(core, joined, Path(truth))}
     Path(result).write_text(json.dumps(night, default=str))
     return 0
 
@@ -211,7 +216,7 @@ def bench_size(profiles: int, work: Path, seed: int, splink: bool, incremental_s
 
     if incremental_share > 0:
         mutate(corpus, share=incremental_share, seed=seed + 1)
-        second = night_in_fresh_process(wh, corpus / "captures", NIGHT_2, wh_dir / "exports")
+        second = night_in_fresh_process(wh, corpus / "captures", NIGHT_2, wh_dir / "exports", corpus / "truth")
         second["share_changed"] = incremental_share
         second["ratio_to_full"] = round(second["end_to_end_s"] / max(night["end_to_end_s"], 1e-9), 4)
         result["incremental"] = second
@@ -244,6 +249,15 @@ def render(results: list[dict], meta: dict) -> str:
                      f"{qa['precision']:.3f} / {qa['recall']:.3f} / {qa['f1']:.3f} | {inc.get('end_to_end_s', '')} | "
                      f"{inc.get('ratio_to_full', '')} | {r['full'].get('warehouse_mb', '')}"
                      f"{' → ' + str(inc['warehouse_mb']) if inc.get('warehouse_mb') else ''} |")
+    for r in results:
+        inc = r.get("incremental")
+        if inc and inc.get("quality"):
+            ar, qp, qa = inc.get("author_resolution", {}), inc["quality"]["papers"], inc["quality"]["authors"]
+            how = (f"{ar['resolved']:,} mentions re-resolved ({ar['changed']:,} changed, {ar['removed']:,} removed)"
+                   if ar.get("mode") == "incremental" else f"full ({ar.get('reason', '?')})")
+            lines += ["", f"Incremental night at {r['profiles']:,}: authors {how}; quality against the changed truth: "
+                          f"papers {qp['precision']:.3f} / {qp['recall']:.3f} / {qp['f1']:.3f}, "
+                          f"authors {qa['precision']:.3f} / {qa['recall']:.3f} / {qa['f1']:.3f} (P / R / F1)."]
     ratios = [(a["profiles"], b["profiles"], round(b["full"]["end_to_end_s"] / max(a["full"]["end_to_end_s"], 1e-9), 2))
               for a, b in zip(results, results[1:])]
     if ratios:

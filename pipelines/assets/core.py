@@ -65,7 +65,10 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
                    # title diffs taken from the previous run's cache (cache.title_diffs) vs computed now
                    "title_diffs_reused": stats["title_diffs_reused"], "title_diffs_computed": stats["title_diffs_computed"]},
         "authors": {"author_mentions": stats["author_mentions"],
-                    "seconds_resolving_authors": stats["timings"]["resolve_authors"]["seconds"]},
+                    "seconds_resolving_authors": stats["timings"]["resolve_authors"]["seconds"],
+                    # incremental: only the people tonight's changes can reach were re-resolved
+                    "author_resolution": stats["author_resolution"].get("mode", "full"),
+                    "author_resolution_detail": ", ".join(f"{k}: {v}" for k, v in stats["author_resolution"].items())},
         "match_review": {"review_queue": stats["review_queue"]},
         "id_redirects": {"redirects_new": stats["redirects_new"],
                          "overrides_file": str(overrides_path()),

@@ -700,9 +700,12 @@ def _components(mentions: pl.DataFrame) -> np.ndarray:
     return connected_components(graph, directed=False)[1][:n]
 
 
-def _component_batches(mentions: pl.DataFrame, batch: int) -> Iterator[tuple[pl.DataFrame, dict[str, tuple[set[str], dict[str, str]]]]]:
+def _component_batches(mentions: pl.DataFrame, batch: int,
+                       on_paper: dict[str, tuple[set[str], dict[str, str]]] | None = None,
+                       ) -> Iterator[tuple[pl.DataFrame, dict[str, tuple[set[str], dict[str, str]]]]]:
     """``mentions`` as batches of whole independent components of about ``batch`` rows (in order
-    of first row), each with the names on its papers (from all of ``mentions``)."""
+    of first row), each with the names on its papers (``on_paper``; by default from all of
+    ``mentions``)."""
     component = _components(mentions)
     sizes = np.bincount(component)
     order = np.unique(component, return_index=True)[1]
@@ -714,7 +717,8 @@ def _component_batches(mentions: pl.DataFrame, batch: int) -> Iterator[tuple[pl.
         batch_of_component[c] = current
         filled += int(sizes[c])
     batch_of_row = batch_of_component[component]
-    on_paper = _paper_names_of(mentions)
+    if on_paper is None:
+        on_paper = _paper_names_of(mentions)
     for b in range(current + 1):
         part = mentions.filter(pl.Series(batch_of_row == b))
         # Only the batch's own papers: what a worker process is sent stays proportional to it.
@@ -800,27 +804,33 @@ def _paper_names_of(mentions: pl.DataFrame) -> dict[str, tuple[set[str], dict[st
 
 
 @without_cycle_collection
-def resolve_authors(mentions: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def resolve_authors(mentions: pl.DataFrame, *, paper_rows: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Match mentions into people; return ``(assignments, review)``.
 
     ``review`` rows name one mention of each cluster (``left_id``/``right_id`` are mention ids,
     ``left_cluster``/``right_cluster`` the author ids); labels are the mentions' names.
+
+    ``paper_rows`` (optional): when ``mentions`` is part of a larger input (an incremental night
+    re-resolves only the people a change can reach), every mention of the papers ``mentions``
+    are on — the names on a paper are its mentions' co-authors. By default ``mentions`` itself.
     """
     if mentions.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
     # Checked here as well as per batch: a repeated id can fall into two different batches.
     if "mention_id" in mentions.columns:
         _check_mention_ids(mentions["mention_id"].cast(pl.String))
+    on_paper = None if paper_rows is None else _paper_names_of(paper_rows)
     batch, workers = _batch_size(), match_workers()
     parallel = workers > 1 and mentions.height >= PARALLEL_AUTHOR_MIN
     if mentions.height <= batch and not parallel:
-        return _resolve_batch((mentions, None))
+        return _resolve_batch((mentions, on_paper))
     if parallel:
         # The batch size bounds the mentions being resolved at once, across workers (a component
         # larger than a worker's share stays whole); a few batches per worker keep every core busy.
         batch = max(1, min(batch // workers, -(-mentions.height // (workers * BATCHES_PER_WORKER))))
     assignments, reviews = [], []
-    for assigned, review in map_in_processes(_resolve_batch, _component_batches(mentions, batch), workers=workers if parallel else 1,
+    for assigned, review in map_in_processes(_resolve_batch, _component_batches(mentions, batch, on_paper),
+                                             workers=workers if parallel else 1,
                                              failure="author-matching worker processes failed; matching in this process"):
         assignments.append(assigned)
         reviews.append(review)

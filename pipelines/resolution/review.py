@@ -30,8 +30,13 @@ def review_queue(rows: list[dict]) -> pl.DataFrame:
     """Review rows (``REVIEW_SCHEMA`` dicts) -> the queue: one row per pair of clusters, in order."""
     if not rows:
         return pl.DataFrame(schema=REVIEW_SCHEMA)
+    return queue_of(pl.DataFrame(rows, schema=REVIEW_SCHEMA))
+
+
+def queue_of(frame: pl.DataFrame) -> pl.DataFrame:
+    """Review rows as a frame (``REVIEW_SCHEMA``, ``left_cluster < right_cluster``) -> the queue."""
     return (
-        pl.DataFrame(rows, schema=REVIEW_SCHEMA)
+        frame.select(list(REVIEW_SCHEMA)).cast(REVIEW_SCHEMA)
         .sort(_DEDUPE_ORDER, descending=[False, False, True, False, False, False, False])
         .unique(["left_cluster", "right_cluster"], keep="first", maintain_order=True)
         .sort(_QUEUE_ORDER, descending=[True, False, False], maintain_order=True)

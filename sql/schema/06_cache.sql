@@ -15,3 +15,30 @@ CREATE TABLE IF NOT EXISTS cache.title_diffs (
     detail      VARCHAR NOT NULL,
     version     VARCHAR NOT NULL    -- titles.py's fingerprint when the diff was computed
 );
+
+-- The author matcher's last resolution (pipelines/resolution/incremental.py): per collapsed
+-- mention, a digest of what the matcher saw, the cluster it landed in and the name labels it was
+-- compared on. The next night re-resolves only the people a change can reach and keeps the rest.
+-- Grain: mention_id. Rewritten by the core step every night.
+CREATE TABLE IF NOT EXISTS cache.author_matches (
+    mention_id  VARCHAR NOT NULL,   -- the matcher's mention id (smallest evidence key of the mention)
+    digest      UBIGINT NOT NULL,   -- Polars hash of the mention's matcher input and the names on its paper
+    author_id   VARCHAR NOT NULL,   -- the matcher's cluster label (smallest mention id), not the stable id
+    method      VARCHAR NOT NULL,
+    score       DOUBLE NOT NULL,
+    labels      VARCHAR[] NOT NULL, -- name keys and loose keys it was compared on
+    version     VARCHAR NOT NULL    -- incremental.author_matcher_version() when it was resolved
+);
+
+-- The author matcher's review rows of that resolution (matcher ids, as resolve_authors returns them).
+CREATE TABLE IF NOT EXISTS cache.author_match_review (
+    left_id          VARCHAR NOT NULL,
+    right_id         VARCHAR NOT NULL,
+    left_label       VARCHAR NOT NULL,
+    right_label      VARCHAR NOT NULL,
+    score            DOUBLE NOT NULL,
+    evidence_for     VARCHAR NOT NULL,
+    evidence_against VARCHAR NOT NULL,
+    left_cluster     VARCHAR NOT NULL,
+    right_cluster    VARCHAR NOT NULL
+);
