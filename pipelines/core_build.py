@@ -21,7 +21,7 @@ from pipelines.identity.overrides import Overrides, apply_overrides
 from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
 from pipelines.resolution import resolve_papers
-from pipelines.resolution.incremental import AUTHOR_STATE_SCHEMA, resolve_authors_incrementally
+from pipelines.resolution.incremental import AUTHOR_STATE_SCHEMA, resolve_authors_incrementally, scheduled_full
 from pipelines.resolution.review import REVIEW_SCHEMA
 from pipelines.resolution.papers import TITLE_DIFF_SCHEMA, TitleDiffCache
 from pipelines.textnorm import match_key, normalize_text
@@ -180,7 +180,8 @@ def build_core(
         .sort("mention_id")
     )
     with timer.stage("resolve_authors", rows=collapsed.height):
-        author_night = resolve_authors_incrementally(collapsed.drop("group"), author_state, author_state_review)
+        author_night = resolve_authors_incrementally(collapsed.drop("group"), author_state, author_state_review,
+                                                     full_reason=scheduled_full(today))
     del author_state, author_state_review
     author_match, author_review = author_night.assignments, author_night.review
     group_to_cluster = collapsed.select("group", "mention_id").join(
@@ -351,10 +352,10 @@ def latest_listings(listings: pl.DataFrame, profiles: pl.DataFrame) -> tuple[pl.
         listings = listings.with_columns(first_seen=pl.col("partition_date").min().over("listing_key"))
     latest = (
         listings.sort(["partition_date", "listing_id"], descending=[True, False]).unique("listing_key", keep="first", maintain_order=True)
-        # In key order: every "first" picked downstream (a collapsed mention's name, a paper's
-        # venue) then follows the content, not the night's row ids, so unchanged listings give
-        # the author matcher identical input from night to night.
-        .sort("listing_key")
+        # Newest night first, then key order: every "first" picked downstream (a collapsed
+        # mention's name, a paper's venue) then follows the content, not the night's row ids, so
+        # unchanged listings give the author matcher identical input from night to night.
+        .sort(["partition_date", "listing_key"], descending=[True, False])
     )
     owners = (
         profiles.sort(["partition_date", "captured_at", "capture_id"], descending=True)

@@ -44,8 +44,9 @@ from pipelines.sources.folder import FolderSource  # noqa: E402
 from pipelines.synthetic.generator import generate_corpus, mutate  # noqa: E402
 from pipelines.textnorm import match_key  # noqa: E402
 
-NIGHT_1 = date(2026, 11, 21)
-NIGHT_2 = date(2026, 11, 22)
+# A Monday and a Tuesday: Sunday nights resolve every author in any case (incremental.scheduled_full).
+NIGHT_1 = date(2026, 11, 23)
+NIGHT_2 = date(2026, 11, 24)
 STAGES = ["parse", "land", "resolve_papers", "resolve_authors", "core", "marts", "exports"]
 
 

@@ -105,3 +105,59 @@ def test_empty_input():
     night = resolve_authors_incrementally(pl.DataFrame(schema={"mention_id": pl.String, "name": pl.String,
                                                                "paper_id": pl.String}))
     assert night.assignments.height == 0 and night.state.height == 0
+
+
+_SCHEMA = {"mention_id": pl.String, "name": pl.String, "paper_id": pl.String, "coauthors": pl.List(pl.String),
+           "orcid": pl.String, "openalex_id": pl.String}
+_ORCID = "0000-0000-0000-0001"
+
+
+def _fillers(n: int = 40) -> list[dict]:
+    return [{"mention_id": f"f{i:02d}", "name": f"Filler{i} Person", "paper_id": f"x{i}"} for i in range(n)]
+
+
+def _case(name: str) -> tuple[list[dict], list[dict]]:
+    """(last night's mentions, tonight's new ones) of cases found in review."""
+    if name == "identity lends evidence":
+        # A nameless new mention shares an ORCID with one Wei Wang and a co-author with another:
+        # merged with the first, it brings the co-author the second shares.
+        return ([{"mention_id": "s", "name": "Wei Wang", "paper_id": "ps", "orcid": _ORCID},
+                 {"mention_id": "g", "name": "Wei Wang", "paper_id": "pg", "coauthors": ["Jun Li"]}, *_fillers()],
+                [{"mention_id": "n", "name": None, "paper_id": "pn", "coauthors": ["Jun Li"], "orcid": _ORCID}])
+    if name == "co-author spelled as another paper's mention":
+        # "Li, Jun" is a mention's name on another paper; on px it is only a listed co-author
+        # (px's mention reads "LI Jun", another key): its key must still count as evidence.
+        return ([{"mention_id": "k", "name": "Wei Wang", "paper_id": "pz", "coauthors": ["J. Li"]},
+                 {"mention_id": "lj", "name": "LI Jun", "paper_id": "px"},
+                 {"mention_id": "y", "name": "Li, Jun", "paper_id": "py"}, *_fillers()],
+                [{"mention_id": "a", "name": "Wei Wang", "paper_id": "px", "coauthors": ["Li, Jun"]}])
+    # 62 Wei Wangs sharing two co-authors: a group the matcher skips as too common; two new
+    # mentions join two of them by identity.
+    many = [{"mention_id": f"ww{i:02d}", "name": "Wei Wang", "paper_id": f"p{i}", "coauthors": ["Jun Li", "Yu Zhang"],
+             "orcid": _ORCID if i == 0 else None, "openalex_id": "A11" if i == 1 else None} for i in range(62)]
+    return many, [{"mention_id": "zn0", "name": "Wei Wang", "paper_id": "q0", "orcid": _ORCID},
+                  {"mention_id": "zn1", "name": "Wei Wang", "paper_id": "q1", "openalex_id": "A11"}]
+
+
+@pytest.mark.parametrize("case", ["identity lends evidence", "co-author spelled as another paper's mention",
+                                  "a common evidence group reached by identity"])
+def test_cases_found_in_review_match_the_full_resolution(case):
+    before_rows, new_rows = _case(case)
+    before = pl.DataFrame(before_rows, schema=_SCHEMA)
+    after = pl.concat([before, pl.DataFrame(new_rows, schema=_SCHEMA)])
+    night = _night(after, _night(before))
+    assert night.stats["mode"] == "incremental"
+    whole, review = resolve_authors(after)
+    assert night.assignments.equals(whole)
+    assert night.review.select("left_id", "right_id").equals(review.select("left_id", "right_id"))
+
+
+def test_a_weekly_full_resolution():
+    from datetime import date
+
+    from pipelines.resolution.incremental import scheduled_full
+    assert scheduled_full(date(2026, 11, 22)) is not None  # a Sunday
+    assert scheduled_full(date(2026, 11, 23)) is None
+    frame = pl.DataFrame(_fillers(), schema=_SCHEMA)
+    night = resolve_authors_incrementally(frame, _night(frame).state, full_reason=scheduled_full(date(2026, 11, 22)))
+    assert night.stats["mode"] == "full" and "weekly" in night.stats["reason"]

@@ -28,9 +28,11 @@ review rows) and the next night works from that:
 
 What this does not redo: a ripple two steps away — cluster A absorbs a changed mention, and
 that extra evidence would now let A merge with a cluster that shares nothing with the seed.
-A full resolution picks that up; it runs when there is no state, when the matcher's code
-changed (``version``), when more than ``MAX_CHANGED_SHARE`` of the mentions changed, or when
-``SCHOLARHOUSE_INCREMENTAL_RESOLUTION=off`` (a weekly full run, say). On the benchmark's 1 %
+Nor does it see a (name key, evidence) group that the matcher skips as too common (over
+``MAX_EVIDENCE_GROUP`` clusters corpus-wide) but that the subset holds only part of. A full
+resolution picks both up; it runs every Sunday night (``scheduled_full``), when there is no
+state, when the matcher's code changed (``version``), when more than ``MAX_CHANGED_SHARE`` of
+the mentions changed, or with ``SCHOLARHOUSE_INCREMENTAL_RESOLUTION=off``. On the benchmark's 1 %
 night the incremental result is compared with the full one (docs/benchmarks.md).
 
 Pure logic, Polars in and out; no Dagster, no warehouse.
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import date
 
 import polars as pl
 
@@ -79,6 +82,16 @@ _MATCHER_COLUMNS = {
 }
 
 
+# A full resolution on this weekday's night (Sunday) lets whatever an incremental night cannot
+# see (the module docstring) heal within a week.
+FULL_RESOLUTION_WEEKDAY = 6
+
+
+def scheduled_full(night: date) -> str | None:
+    """Why ``night`` resolves every author in any case (its weekly full night), else None."""
+    return "the weekly full resolution (Sunday night)" if night.weekday() == FULL_RESOLUTION_WEEKDAY else None
+
+
 def incremental_enabled() -> bool:
     """``SCHOLARHOUSE_INCREMENTAL_RESOLUTION`` (default on): ``off``/``0``/``false``/``no``
     re-resolves everything every night."""
@@ -90,12 +103,13 @@ def author_matcher_version() -> str:
     hashes, stable within one version): state written by another version is not used."""
     import hashlib
     import inspect
+    import sys
 
     from pipelines import textnorm
     from pipelines.resolution import blocking, clustering, names, review
 
     parts = [pl.__version__.encode()]
-    for module in (_authors, names, clustering, blocking, review, textnorm):
+    for module in (_authors, names, clustering, blocking, review, textnorm, sys.modules[__name__]):
         try:
             parts.append(inspect.getsource(module).encode())
         except (OSError, TypeError):  # no source shipped: the module's name (a release bumps it)
@@ -155,10 +169,12 @@ def resolve_authors_incrementally(
     review: pl.DataFrame | None = None,
     *,
     max_changed_share: float = MAX_CHANGED_SHARE,
+    full_reason: str | None = None,
 ) -> AuthorNight:
     """``resolve_authors`` for a night that follows another: ``state``/``review`` are what the
     last night returned (``AuthorNight.state``/``.review``). Without them — or when they cannot
-    be used — every mention is resolved; ``stats["mode"]`` says which ran and why."""
+    be used, or ``full_reason`` asks for it — every mention is resolved; ``stats["mode"]`` says
+    which ran and why."""
     if mentions.height == 0:
         return AuthorNight(pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA),
                            pl.DataFrame(schema=AUTHOR_STATE_SCHEMA), {"mode": "full", "reason": "no mentions"})
@@ -169,13 +185,16 @@ def resolve_authors_incrementally(
     version = author_matcher_version()
     current = pl.DataFrame({"mention_id": mentions["mention_id"], "digest": mention_digests(mentions)})
 
-    reason = None
-    if not incremental_enabled():
+    if full_reason is not None:
+        reason = full_reason
+    elif not incremental_enabled():
         reason = "SCHOLARHOUSE_INCREMENTAL_RESOLUTION is off"
     elif state is None or state.height == 0:
         reason = "no earlier resolution"
     elif state["version"].n_unique() != 1 or state["version"][0] != version:
         reason = "the matcher changed since the earlier resolution"
+    else:
+        reason = None
     if reason is None:
         previous = state.select(list(AUTHOR_STATE_SCHEMA)).cast(AUTHOR_STATE_SCHEMA).drop("version")
         joined = current.join(previous.rename({"digest": "previous_digest"}), on="mention_id", how="left",
@@ -231,11 +250,12 @@ def _group_evidence(groups: pl.DataFrame, base: pl.DataFrame, mentions: pl.DataF
     wanted = papers["paper"].unique()
     keys = (base.filter(pl.col("paper").is_in(wanted.implode())).select("paper", key="labels").explode("key")
             .filter(pl.col("key").str.starts_with("k|")).select("paper", pl.col("key").str.slice(2)))
-    # Listed co-authors that are no mention's name have no stored labels: read those names here.
+    # Listed co-authors that are no mention's name on that paper have no stored labels: read them here.
     listed = (
         mentions.select(paper=pl.col("paper_id").cast(pl.String), co=pl.col("coauthors").cast(pl.List(pl.String)))
         .filter(pl.col("paper").is_in(wanted.implode())).explode("co").drop_nulls()
-        .join(base.select(co="name").unique(), on="co", how="anti").unique()
+        # per paper: one spelling may read differently from another of the same key
+        .join(base.select("paper", co="name").unique(), on=["paper", "co"], how="anti").unique()
     ) if "coauthors" in mentions.columns else pl.DataFrame(schema={"paper": pl.String, "co": pl.String})
     if listed.height:
         distinct = listed["co"].unique()
@@ -264,9 +284,20 @@ def _incremental(mentions, current, joined, changed, removed, review, version) -
     touched |= set(removed["author_id"].to_list())
     in_seed = (pl.col("changed") | pl.col("author_id").is_in(list(touched))).fill_null(False)
     frame = frame.with_columns(in_seed=in_seed)
-    # A seed group is a touched cluster, or a new mention on its own.
+    # Clusters with an identity (a profile, an ORCID, an OpenAlex id) of a seed mention will be
+    # merged with it: they join the seed, and seed groups joined by an identity count as one
+    # group below (a nameless new mention with an ORCID lends its co-authors to the named
+    # cluster it joins).
+    identity = (frame.select("mention_id", "author_id", "in_seed").with_columns(label=_identity_labels(mentions))
+                .explode("label").drop_nulls("label"))
+    seed_identities = identity.filter(pl.col("in_seed"))["label"].unique()
+    id_reached = set(identity.filter(~pl.col("in_seed") & pl.col("label").is_in(seed_identities.implode()))["author_id"].to_list())
+    frame = frame.with_columns(in_seed=pl.col("in_seed") | pl.col("author_id").is_in(list(id_reached)).fill_null(False))
+    # A seed group is a touched or identity-reached cluster, or a new mention on its own.
     seed = frame.filter("in_seed").with_columns(
         group=pl.coalesce("author_id", pl.concat_str(pl.lit("new|"), "mention_id")))
+    links = identity.join(seed.select("mention_id", "group"), on="mention_id").group_by("label").agg(pl.col("group").unique())
+    seed = seed.with_columns(pl.col("group").replace(_joined_groups(links["group"].to_list())))
     rest = frame.filter(~pl.col("in_seed"))
 
     # Clusters outside the seed that share a name label with it ...
@@ -289,19 +320,14 @@ def _incremental(mentions, current, joined, changed, removed, review, version) -
         _group_evidence(near, base, mentions).join(wanted, on="ev")
         .join(near_labels, on=["group", "label"], how="semi")["group"].to_list()
     )
-    # ... or an identity (a profile, an ORCID, an OpenAlex id) with a seed mention.
-    identity = (frame.select("author_id", "in_seed").with_columns(label=_identity_labels(mentions))
-                .explode("label").drop_nulls("label"))
-    seed_identities = identity.filter(pl.col("in_seed"))["label"].unique()
-    reached |= set(identity.filter(~pl.col("in_seed") & pl.col("label").is_in(seed_identities.to_list()))["author_id"].to_list())
-
+    reached |= id_reached
     # ... or a review row with a seed cluster (the evidence behind it may have changed).
     if review is not None and review.height and touched:
         t = list(touched)
         reached |= set(review.filter(pl.col("left_cluster").is_in(t))["right_cluster"].to_list())
         reached |= set(review.filter(pl.col("right_cluster").is_in(t))["left_cluster"].to_list())
 
-    redo = frame.filter(pl.col("in_seed") | pl.col("author_id").is_in(list(reached)))
+    redo = frame.filter(pl.col("in_seed") | pl.col("author_id").is_in(list(reached)).fill_null(False))
     subset = mentions.join(redo.select("mention_id"), on="mention_id", how="semi")
     sub_papers = subset["paper_id"].cast(pl.String).drop_nulls().unique()
     assigned_sub, review_sub = resolve_authors(
@@ -313,6 +339,22 @@ def _incremental(mentions, current, joined, changed, removed, review, version) -
     return AuthorNight(assigned, queue, _state(current, assigned, labels, version), {
         "mode": "incremental", "changed": n_changed, "removed": removed.height, "resolved": subset.height,
     })
+
+
+def _joined_groups(linked: list[list[str]]) -> dict[str, str]:
+    """Groups linked (transitively) by sharing a label -> the smallest group of each set."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    for groups in linked:
+        roots = sorted({find(g) for g in groups})
+        for r in roots[1:]:
+            parent[r] = roots[0]
+    return {g: find(g) for g in parent}
 
 
 def _merge_review(previous: pl.DataFrame | None, fresh: pl.DataFrame, assigned: pl.DataFrame, resolved: set[str],
