@@ -182,7 +182,6 @@ def build_core(
     with timer.stage("resolve_authors", rows=collapsed.height):
         author_night = resolve_authors_incrementally(collapsed.drop("group"), author_state, author_state_review,
                                                      full_reason=scheduled_full(today))
-    del author_state, author_state_review
     author_match, author_review = author_night.assignments, author_night.review
     group_to_cluster = collapsed.select("group", "mention_id").join(
         author_match.select("mention_id", cluster="author_id", a_method="method", a_score="score"), on="mention_id")

@@ -664,6 +664,31 @@ def _interaction_labels(name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))
 
 
+def name_label_table(names: pl.Series) -> pl.DataFrame:
+    """``(name, label)``: the interaction labels of each distinct name (read once per name)."""
+    distinct = names.cast(pl.String).fill_null("").unique()
+    return pl.DataFrame({"name": distinct, "label": [list(_interaction_labels(x)) for x in distinct.to_list()]},
+                        schema={"name": pl.String, "label": pl.List(pl.String)})
+
+
+def identity_label_columns(mentions: pl.DataFrame) -> list[pl.Series]:
+    """Per mention, its identity labels as columns (null where it has none): the profile it owns
+    (the same label as _prepare's ``profile``: owner mentions only), its ORCID, its OpenAlex id."""
+    # with_columns, not select: without the optional profile columns the label is a literal,
+    # which select would leave one row long.
+    columns = [mentions.with_columns(
+        pl.when(_is_owner(mentions))
+        .then(pl.concat_str(pl.lit("p|"), _col(mentions, "source", pl.String).fill_null(""), pl.lit("|"),
+                            _col(mentions, "source_profile_id", pl.String)))
+        .alias("__profile_label")
+    )["__profile_label"]]
+    for column, prefix, normalize in (("orcid", "o|", normalize_orcid), ("openalex_id", "x|", normalize_openalex_id)):
+        if column in mentions.columns:
+            values = _per_value(mentions[column].cast(pl.String).to_list(), normalize)
+            columns.append(pl.Series([prefix + v if v else None for v in values], dtype=pl.String))
+    return columns
+
+
 def _components(mentions: pl.DataFrame) -> np.ndarray:
     """Component of each row: rows that share a name key, a loose key, an owned profile, an
     ORCID or an OpenAlex id — transitively. Every candidate pair, constraint and merge of
@@ -674,26 +699,10 @@ def _components(mentions: pl.DataFrame) -> np.ndarray:
 
     n = mentions.height
     names = mentions["name"].cast(pl.String).fill_null("")
-    distinct = names.unique()
-    labels = pl.DataFrame({"name": distinct, "label": [list(_interaction_labels(x)) for x in distinct.to_list()]},
-                          schema={"name": pl.String, "label": pl.List(pl.String)})
     rows = pl.DataFrame({"idx": np.arange(n, dtype=np.int64), "name": names})
-    long = [rows.join(labels, on="name").explode("label").select("idx", "label")]
-    # The same profile label as _prepare's ``profile`` (owner mentions only).
-    # with_columns, not select: without the optional profile columns the label is a literal,
-    # which select would leave one row long.
-    profile = mentions.with_columns(
-        pl.when(_is_owner(mentions))
-        .then(pl.concat_str(pl.lit("p|"), _col(mentions, "source", pl.String).fill_null(""), pl.lit("|"),
-                            _col(mentions, "source_profile_id", pl.String)))
-        .alias("__profile_label")
-    )["__profile_label"]
-    long.append(pl.DataFrame({"idx": rows["idx"], "label": profile}))
-    for column, prefix, normalize in (("orcid", "o|", normalize_orcid), ("openalex_id", "x|", normalize_openalex_id)):
-        if column in mentions.columns:
-            values = _per_value(mentions[column].cast(pl.String).to_list(), normalize)
-            long.append(pl.DataFrame({"idx": rows["idx"], "label": [prefix + v if v else None for v in values]},
-                                     schema={"idx": pl.Int64, "label": pl.String}))
+    long = [rows.join(name_label_table(names), on="name").explode("label").select("idx", "label")]
+    long += [pl.DataFrame({"idx": rows["idx"], "label": labels}, schema={"idx": pl.Int64, "label": pl.String})
+             for labels in identity_label_columns(mentions)]
     edges = pl.concat(long).drop_nulls("label").with_columns(pl.col("label").rank("dense").cast(pl.Int64) - 1 + n)
     size = n + (int(edges["label"].max()) + 1 - n if edges.height else 0)
     graph = coo_matrix((np.ones(edges.height, dtype=np.int8), (edges["idx"].to_numpy(), edges["label"].to_numpy())), shape=(size, size))

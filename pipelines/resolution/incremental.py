@@ -51,10 +51,9 @@ from pipelines.resolution.authors import (
     ASSIGNMENT_SCHEMA,
     _check_mention_ids,
     _col,
-    _interaction_labels,
     _is_owner,
-    normalize_openalex_id,
-    normalize_orcid,
+    identity_label_columns,
+    name_label_table,
     resolve_authors,
 )
 from pipelines.resolution.names import name_forms
@@ -144,10 +143,7 @@ def name_labels(names: pl.Series, only: pl.Series | None = None) -> pl.Series:
     """The matcher's interaction labels of each name (name keys ``k|``, loose keys ``l|``);
     with ``only`` (a mask), computed for those rows and null elsewhere."""
     names = names.cast(pl.String).fill_null("")
-    wanted = names if only is None else names.filter(only)
-    distinct = wanted.unique()
-    table = pl.DataFrame({"name": distinct, "labels": [list(_interaction_labels(x)) for x in distinct.to_list()]},
-                         schema={"name": pl.String, "labels": pl.List(pl.String)})
+    table = name_label_table(names if only is None else names.filter(only)).rename({"label": "labels"})
     frame = pl.DataFrame({"name": names, "only": True if only is None else only})
     return frame.join(table, on="name", how="left", maintain_order="left").select(
         pl.when("only").then("labels"))["labels"]
@@ -222,18 +218,8 @@ def _state(current: pl.DataFrame, assigned: pl.DataFrame, labels: pl.Series, ver
 
 
 def _identity_labels(mentions: pl.DataFrame) -> pl.Series:
-    """Each mention's identity labels: the profile it owns, its ORCID, its OpenAlex id."""
-    profile = mentions.with_columns(
-        pl.when(_is_owner(mentions))
-        .then(pl.concat_str(pl.lit("p|"), _col(mentions, "source", pl.String).fill_null(""), pl.lit("|"),
-                            _col(mentions, "source_profile_id", pl.String)))
-        .alias("__p")
-    )["__p"]
-    columns = [profile]
-    for column, prefix, normalize in (("orcid", "o|", normalize_orcid), ("openalex_id", "x|", normalize_openalex_id)):
-        if column in mentions.columns:
-            values = _authors._per_value(mentions[column].cast(pl.String).to_list(), normalize)
-            columns.append(pl.Series([prefix + v if v else None for v in values], dtype=pl.String))
+    """Each mention's identity labels (a list): the profile it owns, its ORCID, its OpenAlex id."""
+    columns = identity_label_columns(mentions)
     return pl.DataFrame({f"c{k}": c for k, c in enumerate(columns)}).select(
         pl.concat_list(pl.all()).list.drop_nulls().alias("identity"))["identity"]
 
