@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 # No candidate (not earlier, or padding): below every real cosine similarity (>= 0).
 _MISSING = np.float32(-1.0)
@@ -289,7 +290,10 @@ def earlier_neighbours(
     # categories still keep every thread busy.
     pending: deque[tuple[int, int, np.ndarray, list]] = deque()
     pending_rows = 0
-    with ThreadPoolExecutor(max_workers=threads) as pool:
+    # Each pool thread runs its own BLAS products: a multi-threaded BLAS inside each would put
+    # threads x cores threads on the cores (measured at 10k: 7.1 s against 5.8 s single-threaded).
+    blas_threads = max(1, (os.cpu_count() or 1) // threads)
+    with threadpool_limits(limits=blas_threads, user_api="blas"), ThreadPoolExecutor(max_workers=threads) as pool:
         for seg_start, seg_stop in segments:
             size = seg_stop - seg_start
             if size == 0:
