@@ -22,6 +22,7 @@ from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
 from pipelines.resolution import resolve_papers
 from pipelines.resolution.incremental import AUTHOR_STATE_SCHEMA, resolve_authors_incrementally, scheduled_full
+from pipelines.resolution.incremental_papers import PAPER_STATE_SCHEMA, resolve_papers_incrementally
 from pipelines.resolution.review import REVIEW_SCHEMA
 from pipelines.resolution.papers import TITLE_DIFF_SCHEMA, TitleDiffCache
 from pipelines.textnorm import match_key, normalize_text
@@ -49,6 +50,9 @@ class CoreTables:
     # the author matcher's resolution, for the next night (cache.author_matches / author_match_review)
     author_state: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=AUTHOR_STATE_SCHEMA))
     author_state_review: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REVIEW_SCHEMA))
+    # the paper matcher's resolution, for the next night (cache.paper_matches / paper_match_review)
+    paper_state: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=PAPER_STATE_SCHEMA))
+    paper_state_review: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REVIEW_SCHEMA))
 
     def writes(self) -> list[tuple[str, pl.DataFrame]]:
         return [
@@ -60,6 +64,7 @@ class CoreTables:
             ("core.author_id_registry", self.author_registry.rename({"key": "mention_key", "id": "author_id"})),
             ("cache.title_diffs", self.title_diffs),
             ("cache.author_matches", self.author_state), ("cache.author_match_review", self.author_state_review),
+            ("cache.paper_matches", self.paper_state), ("cache.paper_match_review", self.paper_state_review),
         ]
 
 
@@ -76,6 +81,8 @@ def build_core(
     title_diffs: pl.DataFrame | TitleDiffCache | None = None,
     author_state: pl.DataFrame | None = None,
     author_state_review: pl.DataFrame | None = None,
+    paper_state: pl.DataFrame | None = None,
+    paper_state_review: pl.DataFrame | None = None,
     timer: StageTimer | None = None,
 ) -> CoreTables:
     """listings/profiles: staging rows of the partitions in the window (several nights allowed). Only
@@ -92,6 +99,8 @@ def build_core(
     author_state / author_state_review (optional, ``cache.author_matches`` /
     ``cache.author_match_review``): the author matcher's last resolution; only the people tonight's
     changes can reach are re-resolved (``resolution/incremental.py``). Without them, everyone is.
+    paper_state / paper_state_review (optional, ``cache.paper_matches`` / ``cache.paper_match_review``):
+    the same for the paper matcher (``resolution/incremental_papers.py``).
     """
     redirects = redirects.select(["entity_type", *REDIRECT_SCHEMA]) if redirects.height else pl.DataFrame(
         schema={"entity_type": pl.String, **REDIRECT_SCHEMA})
@@ -102,8 +111,13 @@ def build_core(
     diffs_cache = title_diffs if isinstance(title_diffs, TitleDiffCache) else TitleDiffCache(title_diffs)
     del title_diffs
     with timer.stage("resolve_papers", rows=records.height):
-        paper_match, paper_review = resolve_papers(records, title_diffs=diffs_cache)
-    used_diffs = diffs_cache.finish()  # the next run's cache; the earlier runs' diffs are let go here
+        paper_night = resolve_papers_incrementally(records, paper_state, paper_state_review, title_diffs=diffs_cache,
+                                                   full_reason=scheduled_full(today))
+    del paper_state, paper_state_review
+    paper_match, paper_review = paper_night.assignments, paper_night.review
+    # The next run's cache; the earlier runs' diffs are let go here, unless only a subset was
+    # compared tonight (the next night still needs the rest).
+    used_diffs = diffs_cache.finish(keep_earlier=paper_night.stats["mode"] == "incremental")
     del records
     paper_ids = assign_stable_ids(
         paper_match.select(key="record_id", cluster="paper_id"),
@@ -310,6 +324,7 @@ def build_core(
         "title_diffs_reused": diffs_cache.reused,
         "title_diffs_computed": diffs_cache.computed,
         "author_resolution": author_night.stats,
+        "paper_resolution": paper_night.stats,
         "timings": timer.summary(),
     }
     return CoreTables(
@@ -318,6 +333,7 @@ def build_core(
         paper_registry=paper_ids.registry, author_registry=author_ids.registry, stats=stats,
         mention_authors=a_members.select("key", "author_id"), title_diffs=used_diffs,
         author_state=author_night.state, author_state_review=author_night.review,
+        paper_state=paper_night.state, paper_state_review=paper_night.review,
     )
 
 
@@ -408,6 +424,8 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         title_diffs = TitleDiffCache(warehouse.read_frame(con, "SELECT * FROM cache.title_diffs"))
         author_state = warehouse.read_frame(con, "SELECT * FROM cache.author_matches")
         author_state_review = warehouse.read_frame(con, "SELECT * FROM cache.author_match_review")
+        paper_state = warehouse.read_frame(con, "SELECT * FROM cache.paper_matches")
+        paper_state_review = warehouse.read_frame(con, "SELECT * FROM cache.paper_match_review")
         # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
         searches = warehouse.read_frame(
             con, "SELECT * FROM enrichment.arxiv_title_searches WHERE partition_date <= ?", [until])
@@ -423,7 +441,8 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
     core = build_core(
         handed_over.pop(), profiles, paper_registry=paper_registry, author_registry=author_registry,
         redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
-        title_diffs=title_diffs, author_state=author_state, author_state_review=author_state_review, timer=timer,
+        title_diffs=title_diffs, author_state=author_state, author_state_review=author_state_review,
+        paper_state=paper_state, paper_state_review=paper_state_review, timer=timer,
     )
     with timer.stage("core_write"):
         write_core(con, core, until)

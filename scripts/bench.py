@@ -176,6 +176,7 @@ def _night_main(argv: list[str]) -> int:
     wh, captures, day, exports_dir, truth, result = argv
     night, core = run_night(Path(wh), Path(captures), date.fromisoformat(day), Path(exports_dir))
     night["author_resolution"] = core.stats.get("author_resolution", {})
+    night["paper_resolution"] = core.stats.get("paper_resolution", {})
     with warehouse.connect(Path(wh), read_only=True) as con:
         papers, joined = paper_quality(con, Path(truth), date.fromisoformat(day))
     night["quality"] = {"papers": papers, "authors": author_quality(core, joined, Path(truth))}
@@ -256,7 +257,10 @@ def render(results: list[dict], meta: dict) -> str:
             ar, qp, qa = inc.get("author_resolution", {}), inc["quality"]["papers"], inc["quality"]["authors"]
             how = (f"{ar['resolved']:,} mentions re-resolved ({ar['changed']:,} changed, {ar['removed']:,} removed)"
                    if ar.get("mode") == "incremental" else f"full ({ar.get('reason', '?')})")
-            lines += ["", f"Incremental night at {r['profiles']:,}: authors {how}; quality against the changed truth: "
+            pr = inc.get("paper_resolution", {})
+            how_papers = (f"{pr['resolved']:,} records re-resolved ({pr['changed']:,} changed, {pr['removed']:,} removed)"
+                          if pr.get("mode") == "incremental" else f"full ({pr.get('reason', '?')})")
+            lines += ["", f"Incremental night at {r['profiles']:,}: papers {how_papers}; authors {how}; quality against the changed truth: "
                           f"papers {qp['precision']:.3f} / {qp['recall']:.3f} / {qp['f1']:.3f}, "
                           f"authors {qa['precision']:.3f} / {qa['recall']:.3f} / {qa['f1']:.3f} (P / R / F1)."]
     ratios = [(a["profiles"], b["profiles"], round(b["full"]["end_to_end_s"] / max(a["full"]["end_to_end_s"], 1e-9), 2))

@@ -63,7 +63,10 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
                    "seconds_resolving_papers": stats["timings"]["resolve_papers"]["seconds"],
                    "match_methods": stats["paper_methods"], "resolved_through": str(until),
                    # title diffs taken from the previous run's cache (cache.title_diffs) vs computed now
-                   "title_diffs_reused": stats["title_diffs_reused"], "title_diffs_computed": stats["title_diffs_computed"]},
+                   "title_diffs_reused": stats["title_diffs_reused"], "title_diffs_computed": stats["title_diffs_computed"],
+                   # incremental: only the papers tonight's changes can reach were re-resolved
+                   "paper_resolution": stats["paper_resolution"].get("mode", "full"),
+                   "paper_resolution_detail": ", ".join(f"{k}: {v}" for k, v in stats["paper_resolution"].items())},
         "authors": {"author_mentions": stats["author_mentions"],
                     "seconds_resolving_authors": stats["timings"]["resolve_authors"]["seconds"],
                     # incremental: only the people tonight's changes can reach were re-resolved

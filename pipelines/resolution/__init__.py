@@ -9,6 +9,8 @@ and ids), and linear in the input thanks to blocking.
 - building blocks: ``names.py`` (person names), ``titles.py`` (title diff and vetoes),
   ``blocking.py`` (candidate pairs), ``clustering.py`` (constrained union-find),
   ``synthetic.py`` (seeded benchmark data with ground truth).
+- incremental nights (re-resolve only what a night's changes can reach): ``incremental.py``
+  (authors), ``incremental_papers.py`` (papers).
 
 See ``docs/resolution.md`` for the algorithm in plain words and the benchmark figures.
 """

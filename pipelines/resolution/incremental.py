@@ -321,7 +321,9 @@ def _incremental(mentions, current, joined, changed, removed, review, version) -
 
     kept = frame.join(redo.select("mention_id"), on="mention_id", how="anti").select(list(ASSIGNMENT_SCHEMA))
     assigned = pl.concat([kept.cast(ASSIGNMENT_SCHEMA), assigned_sub.cast(ASSIGNMENT_SCHEMA)]).sort("mention_id")
-    queue = _merge_review(review, review_sub, assigned, set(subset["mention_id"].to_list()), mentions)
+    queue = merge_review(
+        review, review_sub, assigned.select(id="mention_id", cluster="author_id"), set(subset["mention_id"].to_list()),
+        mentions.select(id=pl.col("mention_id").cast(pl.String), label=pl.col("name").cast(pl.String).fill_null("")))
     return AuthorNight(assigned, queue, _state(current, assigned, labels, version), {
         "mode": "incremental", "changed": n_changed, "removed": removed.height, "resolved": subset.height,
     })
@@ -343,14 +345,14 @@ def _joined_groups(linked: list[list[str]]) -> dict[str, str]:
     return {g: find(g) for g in parent}
 
 
-def _merge_review(previous: pl.DataFrame | None, fresh: pl.DataFrame, assigned: pl.DataFrame, resolved: set[str],
-                  mentions: pl.DataFrame) -> pl.DataFrame:
-    """The last night's review rows that still hold (both mentions exist, not both re-resolved,
-    still two clusters; clusters and labels as of tonight) plus the subset's new rows."""
+def merge_review(previous: pl.DataFrame | None, fresh: pl.DataFrame, cluster: pl.DataFrame, resolved: set[str],
+                 names: pl.DataFrame) -> pl.DataFrame:
+    """The last night's review rows that still hold (both records exist, not both re-resolved,
+    still two clusters; clusters and labels as of tonight) plus the subset's new rows.
+    ``cluster``: ``id``, ``cluster`` of every record tonight; ``names``: ``id``, ``label``.
+    (Shared by the author and the paper matcher's incremental nights.)"""
     if previous is None or previous.height == 0:
         return queue_of(fresh)
-    cluster = assigned.select(id="mention_id", cluster="author_id")
-    names = mentions.select(id=pl.col("mention_id").cast(pl.String), label=pl.col("name").cast(pl.String).fill_null(""))
     old = (
         previous.select(list(REVIEW_SCHEMA)).cast(REVIEW_SCHEMA)
         .filter(~(pl.col("left_id").is_in(list(resolved)) & pl.col("right_id").is_in(list(resolved))))

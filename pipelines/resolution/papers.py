@@ -145,7 +145,9 @@ def _column_or_null(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
     return pl.col(name).cast(dtype, strict=False) if name in df.columns else pl.lit(None, dtype=dtype)
 
 
-def _prepare(records: pl.DataFrame, one_to_one_between: str | None) -> _Features:
+def _prepare(records: pl.DataFrame, one_to_one_between: str | None, *, with_authors: bool = True) -> _Features:
+    """Per-record features, rows sorted by record_id. ``with_authors=False`` leaves every author
+    list empty (the title side alone: what blocking and collapsing read)."""
     missing = {"record_id", "title"} - set(records.columns)
     if missing:
         raise ValueError(f"records lack columns: {sorted(missing)}")
@@ -192,7 +194,7 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None) -> _Features
     # Per distinct name: its keys ("family initial") and their family names alone (for garbled
     # lists, "RG ATV"); names repeat across many author lists.
     name_keys: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-    for names in df["authors"].to_list():
+    for names in (df["authors"].to_list() if with_authors else [()] * df.height):
         names_key = tuple(names or ())
         a = author_cache.get(names_key)
         if a is None:
@@ -573,9 +575,13 @@ class TitleDiffCache:
         self.computed += n_missing
         return found.select("score", "veto", "detail")
 
-    def finish(self) -> pl.DataFrame:
+    def finish(self, *, keep_earlier: bool = False) -> pl.DataFrame:
         """:meth:`frame`, and let go of the earlier runs' diffs: call once matching is done (at
-        100k profiles each copy of the diffs is about a gigabyte, which the author matcher can use)."""
+        100k profiles each copy of the diffs is about a gigabyte, which the author matcher can use).
+        ``keep_earlier``: also keep the earlier runs' diffs (a night that compared only a subset
+        of the corpus: the next night still needs the rest)."""
+        if keep_earlier and self._known.height:
+            self._used.append(self._known)
         used = self.frame()
         self._known = pl.DataFrame(schema=TITLE_DIFF_SCHEMA)
         self._used = [used]
@@ -677,13 +683,27 @@ class _Resolution:
     refused: pl.DataFrame  # accepted title edges a constraint kept apart, with the reason
 
 
-def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None) -> _Resolution:
+def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None, candidates: pl.DataFrame | None = None) -> _Resolution:
     """Resolve the records: collapse them into nodes, resolve the nodes, and express the result
-    per record (record indices throughout; a node's edges are its representative's)."""
+    per record (record indices throughout; a node's edges are its representative's).
+    ``candidates`` (``left_id``, ``right_id``: representative record ids, see
+    :func:`candidate_graph`): the title candidate pairs to score instead of blocking these
+    records on their own."""
     reps, node_of = _collapse(feats)
+    pairs = None
+    if candidates is not None:
+        node_index = pl.DataFrame({"rid": [feats.record_ids[r] for r in reps.tolist()],
+                                   "node": np.arange(len(reps), dtype=np.int64)}, schema={"rid": pl.String, "node": pl.Int64})
+        pairs = (
+            candidates.select(pl.col("left_id").cast(pl.String), pl.col("right_id").cast(pl.String))
+            .join(node_index.rename({"rid": "left_id", "node": "i"}), on="left_id")
+            .join(node_index.rename({"rid": "right_id", "node": "j"}), on="right_id")
+            .select(i=pl.min_horizontal("i", "j"), j=pl.max_horizontal("i", "j"))
+            .filter(pl.col("i") != pl.col("j")).unique().sort("i", "j")
+        )
     if len(reps) == len(feats.record_ids):
-        return _resolve_nodes(feats, diffs_cache)
-    res = _resolve_nodes(_node_features(feats, reps, node_of), diffs_cache)
+        return _resolve_nodes(feats, diffs_cache, pairs)
+    res = _resolve_nodes(_node_features(feats, reps, node_of), diffs_cache, pairs)
     rep = pl.Series(reps)
 
     def to_records(frame: pl.DataFrame) -> pl.DataFrame:
@@ -710,9 +730,9 @@ def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None) -> _Re
     )
 
 
-def _resolve_nodes(feats: _Features, diffs_cache: TitleDiffCache | None = None) -> _Resolution:
+def _resolve_nodes(feats: _Features, diffs_cache: TitleDiffCache | None = None, pairs: pl.DataFrame | None = None) -> _Resolution:
     n = len(feats.record_ids)
-    scored = _score_pairs(feats, _candidate_pairs(feats), diffs_cache)
+    scored = _score_pairs(feats, _candidate_pairs(feats) if pairs is None else pairs, diffs_cache)
     id_edges = _identifier_edges(feats)
     uf = ConstrainedUnionFind(
         n,
@@ -819,9 +839,47 @@ def _review(feats: _Features, res: _Resolution, cluster_of: list[str]) -> pl.Dat
     return review_queue(rows)
 
 
+@dataclass
+class CandidateGraph:
+    """Who the matcher could compare with whom, from the titles alone (see :func:`candidate_graph`)."""
+
+    nodes: pl.DataFrame  # record_id, node_id: the representative record of its collapsed node
+    pairs: pl.DataFrame  # left_id, right_id: candidate pairs of representatives (left < right)
+    identifiers: pl.DataFrame  # record_id, label: normalised arXiv id ("arxiv:") or DOI ("doi:")
+
+
+def candidate_graph(records: pl.DataFrame) -> CandidateGraph:
+    """The collapsed nodes and the title candidate pairs the matcher forms for ``records`` —
+    the same blocking as :func:`resolve_papers` (keys, rarity and oversize blocks over all the
+    records), without reading author lists or scoring anything. An incremental night uses it to
+    find every record a changed one could be compared with, and hands the pairs among the
+    re-resolved subset to ``resolve_papers(candidates=...)``."""
+    if records.height == 0:
+        empty = pl.DataFrame(schema={"record_id": pl.String, "node_id": pl.String})
+        return CandidateGraph(empty, pl.DataFrame(schema={"left_id": pl.String, "right_id": pl.String}),
+                              pl.DataFrame(schema={"record_id": pl.String, "label": pl.String}))
+    feats = _prepare(records, None, with_authors=False)
+    reps, node_of = _collapse(feats)
+    record_ids = pl.Series(feats.record_ids, dtype=pl.String)
+    rep_ids = record_ids.gather(reps)
+    nodes = pl.DataFrame({"record_id": record_ids, "node_id": rep_ids.gather(node_of)})
+    node_feats = feats if len(reps) == len(feats.record_ids) else _node_features(feats, reps, node_of)
+    pairs = _candidate_pairs(node_feats)
+    pairs = pl.DataFrame({"left_id": rep_ids.gather(pairs["i"]), "right_id": rep_ids.gather(pairs["j"])},
+                         schema={"left_id": pl.String, "right_id": pl.String})
+    identifiers = pl.concat([
+        pl.DataFrame({"record_id": record_ids, "label": pl.Series(feats.arxiv, dtype=pl.String)})
+        .drop_nulls().with_columns(pl.concat_str(pl.lit("arxiv:"), "label").alias("label")),
+        pl.DataFrame({"record_id": record_ids, "label": pl.Series(feats.doi, dtype=pl.String)})
+        .drop_nulls().with_columns(pl.concat_str(pl.lit("doi:"), "label").alias("label")),
+    ])
+    return CandidateGraph(nodes, pairs, identifiers)
+
+
 @without_cycle_collection
 def resolve_papers(
-    records: pl.DataFrame, *, one_to_one_between: str | None = None, title_diffs: TitleDiffCache | None = None
+    records: pl.DataFrame, *, one_to_one_between: str | None = None, title_diffs: TitleDiffCache | None = None,
+    candidates: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Match records into papers; return ``(assignments, review)``.
 
@@ -830,11 +888,14 @@ def resolve_papers(
     are record ids, ``left_cluster``/``right_cluster`` their paper ids.
     ``title_diffs``: diffs of earlier runs to reuse (and to collect this run's into); the result
     is the same with or without it.
+    ``candidates``: the title candidate pairs (``left_id``, ``right_id``), as :func:`candidate_graph`
+    gives them for a larger set of records these are part of (incremental nights: blocking on the
+    whole corpus, not on the subset). Without it, the records are blocked on their own.
     """
     if records.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
     feats = _prepare(records, one_to_one_between)
-    res = _resolve(feats, title_diffs)
+    res = _resolve(feats, title_diffs, candidates)
     assignments = _assignments(feats, res)
     review = _review(feats, res, assignments["paper_id"].to_list())
     return assignments, review

@@ -6,7 +6,8 @@ CREATE SCHEMA IF NOT EXISTS cache;
 -- The paper matcher's title diffs (pipelines/resolution/papers.py TitleDiffCache). A diff is a pure
 -- function of the two title keys, so it holds on every later night until the diff's code changes
 -- (version: a fingerprint of that code). Grain: ordered pair of title keys. Rewritten by the core
--- step with the diffs that run used, so it follows the corpus, not its history.
+-- step with the diffs that run used, so it follows the corpus, not its history (an incremental
+-- night, which compares only a subset, keeps the earlier diffs too; the weekly full night trims).
 CREATE TABLE IF NOT EXISTS cache.title_diffs (
     left_key    VARCHAR NOT NULL,   -- title key (textnorm.match_key, stemmed) of the pair's left record
     right_key   VARCHAR NOT NULL,
@@ -32,6 +33,32 @@ CREATE TABLE IF NOT EXISTS cache.author_matches (
 
 -- The author matcher's review rows of that resolution (matcher ids, as resolve_authors returns them).
 CREATE TABLE IF NOT EXISTS cache.author_match_review (
+    left_id          VARCHAR NOT NULL,
+    right_id         VARCHAR NOT NULL,
+    left_label       VARCHAR NOT NULL,
+    right_label      VARCHAR NOT NULL,
+    score            DOUBLE NOT NULL,
+    evidence_for     VARCHAR NOT NULL,
+    evidence_against VARCHAR NOT NULL,
+    left_cluster     VARCHAR NOT NULL,
+    right_cluster    VARCHAR NOT NULL
+);
+
+-- The paper matcher's last resolution (pipelines/resolution/incremental_papers.py): per record (a
+-- listing key), a digest of what the matcher read and the paper it landed in. The next night
+-- re-resolves only the papers a change can reach and keeps the rest. Grain: record_id. Rewritten
+-- by the core step every night.
+CREATE TABLE IF NOT EXISTS cache.paper_matches (
+    record_id   VARCHAR NOT NULL,   -- the listing key
+    digest      UBIGINT NOT NULL,   -- Polars hash of the record's title, author list, year, arXiv id, DOI
+    paper_id    VARCHAR NOT NULL,   -- the matcher's cluster label (smallest record id), not the stable id
+    method      VARCHAR NOT NULL,
+    score       DOUBLE NOT NULL,
+    version     VARCHAR NOT NULL    -- incremental_papers.paper_matcher_version() when it was resolved
+);
+
+-- The paper matcher's review rows of that resolution (record ids, as resolve_papers returns them).
+CREATE TABLE IF NOT EXISTS cache.paper_match_review (
     left_id          VARCHAR NOT NULL,
     right_id         VARCHAR NOT NULL,
     left_label       VARCHAR NOT NULL,
