@@ -28,11 +28,15 @@ score (``cache.paper_matches``), and the review rows (``cache.paper_match_review
 Candidate pairs between unchanged records are scored as they were (a pair's score depends only
 on its two records), so what this does not redo is the same kind of ripple as for authors: a
 paper outside the subset whose fate depended on a constraint with a paper inside it (a year
-span, a cannot-link) two steps away; and a pair of unchanged records that becomes a candidate
-pair only because the corpus around them changed (a word grew common, a block grew oversize).
+span, a cannot-link) two steps away; and a pair of unchanged records that becomes, or stops
+being, a candidate pair only because the corpus around them changed (a word grew common, a block
+grew oversize and its sorted windows shifted). (A pair's title score is a function of the pair
+alone: ``_score_pairs`` keys its title comparisons by both title keys *and* whether one title is
+a part of the other, so the subset scores every pair as the full run does.)
 The weekly full night heals both (``incremental.scheduled_full``), as do the fallbacks: no
-state, another matcher version, more than ``MAX_CHANGED_SHARE`` changed, or
-``SCHOLARHOUSE_INCREMENTAL_RESOLUTION=off``.
+state (or no review queue beside it), another matcher version, more than ``MAX_CHANGED_SHARE``
+changed, or ``SCHOLARHOUSE_INCREMENTAL_RESOLUTION=off``. The weekly full night also trims the
+title-diff cache, which incremental nights only add to.
 
 Pure logic, Polars in and out; no Dagster, no warehouse.
 """
@@ -136,6 +140,8 @@ def resolve_papers_incrementally(
         reason = "SCHOLARHOUSE_INCREMENTAL_RESOLUTION is off"
     elif state is None or state.height == 0:
         reason = "no earlier resolution"
+    elif review is None:
+        reason = "no earlier review queue (its rows between kept papers would be lost)"
     elif state["version"].n_unique() != 1 or state["version"][0] != version:
         reason = "the matcher changed since the earlier resolution"
     else:

@@ -395,10 +395,14 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
     if I.size == 0:
         return pl.DataFrame(schema=schema)
 
-    # ---- titles: one comparison per distinct pair of title keys (it depends on nothing else,
-    # except a node's title parts: those of the pair's first occurrence decide, deterministically).
+    # ---- titles: one comparison per distinct pair of title keys and whether one title is a part
+    # of the other (a node's parts follow its punctuation, not only its key): a pair's title score
+    # depends on its two nodes alone, never on which other pairs were compared.
     key_of, distinct_keys = _dense_ids(feats.keys)
-    first, title_pair = _distinct_pairs(key_of[I], key_of[J], len(distinct_keys))
+    part_hit = np.fromiter(
+        (feats.keys[i] in feats.parts[j] or feats.keys[j] in feats.parts[i] for i, j in zip(I.tolist(), J.tolist())),
+        dtype=np.int64, count=I.size)
+    first, title_pair = _distinct_pairs(key_of[I] * 2 + part_hit, key_of[J], len(distinct_keys))
     t_score = np.empty(first.size)
     t_veto: list[str | None] = [None] * first.size
     t_detail: list[str] = [""] * first.size
@@ -892,6 +896,9 @@ def resolve_papers(
     gives them for a larger set of records these are part of (incremental nights: blocking on the
     whole corpus, not on the subset). Without it, the records are blocked on their own.
     """
+    if candidates is not None and one_to_one_between is not None:
+        # candidate_graph collapses records, which one-to-one linkage does not
+        raise ValueError("candidates cannot be combined with one_to_one_between")
     if records.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
     feats = _prepare(records, one_to_one_between)
