@@ -116,6 +116,43 @@ def author_matcher_version() -> str:
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
 
 
+@dataclass
+class StateComparison:
+    """Tonight's records against the last night's state (see :func:`compare_with_state`)."""
+
+    reason: str | None  # why everything must be resolved tonight; None: an incremental night can run
+    joined: pl.DataFrame | None = None  # tonight's rows with the state's columns (previous_digest, ...)
+    changed: pl.Series | None = None  # per row of ``joined``: new, or its digest differs
+    removed: pl.DataFrame | None = None  # state rows whose record is gone
+
+
+def compare_with_state(current: pl.DataFrame, state: pl.DataFrame | None, schema: dict, key: str, version: str, *,
+                       what: str, max_changed_share: float, full_reason: str | None = None,
+                       extra_reason: str | None = None) -> StateComparison:
+    """Shared by the author and paper nights: whether tonight can be incremental and, if so,
+    which records changed. ``current``: ``key``, ``digest`` of every record tonight; ``state``:
+    the last night's rows (``schema``, with ``digest`` and ``version``); ``extra_reason``: a
+    caller's own reason for a full night, checked after the missing state."""
+    if full_reason is not None:
+        return StateComparison(full_reason)
+    if not incremental_enabled():
+        return StateComparison("SCHOLARHOUSE_INCREMENTAL_RESOLUTION is off")
+    if state is None or state.height == 0:
+        return StateComparison("no earlier resolution")
+    if extra_reason is not None:
+        return StateComparison(extra_reason)
+    if state["version"].n_unique() != 1 or state["version"][0] != version:
+        return StateComparison("the matcher changed since the earlier resolution")
+    previous = state.select(list(schema)).cast(schema).drop("version")
+    joined = current.join(previous.rename({"digest": "previous_digest"}), on=key, how="left", maintain_order="left")
+    changed = joined["previous_digest"].is_null() | (joined["previous_digest"] != joined["digest"])
+    removed = previous.join(current, on=key, how="anti")
+    share = (int(changed.sum()) + removed.height) / current.height
+    if share > max_changed_share:
+        return StateComparison(f"{share:.1%} of the {what} changed (more than {max_changed_share:.0%})")
+    return StateComparison(None, joined, changed, removed)
+
+
 def mention_digests(mentions: pl.DataFrame) -> pl.Series:
     """Per mention, a 64-bit digest of its matcher input: its own columns and the names on its
     paper (every mention's name and listed co-authors there)."""
@@ -181,30 +218,14 @@ def resolve_authors_incrementally(
     version = author_matcher_version()
     current = pl.DataFrame({"mention_id": mentions["mention_id"], "digest": mention_digests(mentions)})
 
-    if full_reason is not None:
-        reason = full_reason
-    elif not incremental_enabled():
-        reason = "SCHOLARHOUSE_INCREMENTAL_RESOLUTION is off"
-    elif state is None or state.height == 0:
-        reason = "no earlier resolution"
-    elif state["version"].n_unique() != 1 or state["version"][0] != version:
-        reason = "the matcher changed since the earlier resolution"
-    else:
-        reason = None
-    if reason is None:
-        previous = state.select(list(AUTHOR_STATE_SCHEMA)).cast(AUTHOR_STATE_SCHEMA).drop("version")
-        joined = current.join(previous.rename({"digest": "previous_digest"}), on="mention_id", how="left",
-                              maintain_order="left")
-        changed = joined["previous_digest"].is_null() | (joined["previous_digest"] != joined["digest"])
-        removed = previous.join(current, on="mention_id", how="anti")
-        share = (int(changed.sum()) + removed.height) / mentions.height
-        if share > max_changed_share:
-            reason = f"{share:.1%} of the mentions changed (more than {max_changed_share:.0%})"
+    comparison = compare_with_state(current, state, AUTHOR_STATE_SCHEMA, "mention_id", version, what="mentions",
+                                    max_changed_share=max_changed_share, full_reason=full_reason)
+    reason = comparison.reason
     if reason is not None:
         assigned, queue = resolve_authors(mentions)
         return AuthorNight(assigned, queue, _state(current, assigned, name_labels(mentions["name"]), version),
                            {"mode": "full", "reason": reason, "resolved": mentions.height})
-    return _incremental(mentions, current, joined, changed, removed, review, version)
+    return _incremental(mentions, current, comparison.joined, comparison.changed, comparison.removed, review, version)
 
 
 def _state(current: pl.DataFrame, assigned: pl.DataFrame, labels: pl.Series, version: str) -> pl.DataFrame:

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from pipelines.resolution.incremental import MAX_CHANGED_SHARE, incremental_enabled, merge_review
+from pipelines.resolution.incremental import MAX_CHANGED_SHARE, compare_with_state, merge_review
 from pipelines.resolution.papers import ASSIGNMENT_SCHEMA, TitleDiffCache, candidate_graph, resolve_papers
 from pipelines.resolution.review import REVIEW_SCHEMA
 
@@ -134,32 +134,17 @@ def resolve_papers_incrementally(
     version = paper_matcher_version()
     current = pl.DataFrame({"record_id": records["record_id"], "digest": record_digests(records)})
 
-    if full_reason is not None:
-        reason = full_reason
-    elif not incremental_enabled():
-        reason = "SCHOLARHOUSE_INCREMENTAL_RESOLUTION is off"
-    elif state is None or state.height == 0:
-        reason = "no earlier resolution"
-    elif review is None:
-        reason = "no earlier review queue (its rows between kept papers would be lost)"
-    elif state["version"].n_unique() != 1 or state["version"][0] != version:
-        reason = "the matcher changed since the earlier resolution"
-    else:
-        reason = None
-    if reason is None:
-        previous = state.select(list(PAPER_STATE_SCHEMA)).cast(PAPER_STATE_SCHEMA).drop("version")
-        joined = current.join(previous.rename({"digest": "previous_digest"}), on="record_id", how="left",
-                              maintain_order="left")
-        changed = joined["previous_digest"].is_null() | (joined["previous_digest"] != joined["digest"])
-        removed = previous.join(current, on="record_id", how="anti")
-        share = (int(changed.sum()) + removed.height) / records.height
-        if share > max_changed_share:
-            reason = f"{share:.1%} of the records changed (more than {max_changed_share:.0%})"
+    comparison = compare_with_state(
+        current, state, PAPER_STATE_SCHEMA, "record_id", version, what="records", max_changed_share=max_changed_share,
+        full_reason=full_reason,
+        extra_reason=None if review is not None else "no earlier review queue (its rows between kept papers would be lost)")
+    reason = comparison.reason
     if reason is not None:
         assigned, queue = resolve_papers(records, title_diffs=title_diffs)
         return PaperNight(assigned, queue, _state(current, assigned, version),
                           {"mode": "full", "reason": reason, "resolved": records.height})
-    return _incremental(records, current, joined, changed, removed, review, version, title_diffs)
+    return _incremental(records, current, comparison.joined, comparison.changed, comparison.removed, review, version,
+                        title_diffs)
 
 
 def _state(current: pl.DataFrame, assigned: pl.DataFrame, version: str) -> pl.DataFrame:
