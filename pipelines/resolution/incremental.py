@@ -97,23 +97,31 @@ def incremental_enabled() -> bool:
     return os.environ.get("SCHOLARHOUSE_INCREMENTAL_RESOLUTION", "on").strip().lower() not in ("off", "0", "false", "no")
 
 
-def author_matcher_version() -> str:
-    """Fingerprint of the author matcher's code and Polars' version (the digests are Polars
-    hashes, stable within one version): state written by another version is not used."""
+def code_fingerprint(modules, versions: list[str]) -> str:
+    """A 16-hex fingerprint of ``modules``' source and of library ``versions``: a matcher's state
+    written under another fingerprint is not used (shared by the author and paper nights)."""
     import hashlib
     import inspect
-    import sys
 
-    from pipelines import textnorm
-    from pipelines.resolution import blocking, clustering, names, review
-
-    parts = [pl.__version__.encode()]
-    for module in (_authors, names, clustering, blocking, review, textnorm, sys.modules[__name__]):
+    parts = [v.encode() for v in versions]
+    for module in modules:
         try:
             parts.append(inspect.getsource(module).encode())
         except (OSError, TypeError):  # no source shipped: the module's name (a release bumps it)
             parts.append(module.__name__.encode())
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
+
+
+def author_matcher_version() -> str:
+    """Fingerprint of the author matcher's code and Polars' version (the digests are Polars
+    hashes, stable within one version): state written by another version is not used."""
+    import sys
+
+    from pipelines import textnorm
+    from pipelines.resolution import blocking, clustering, names, review
+
+    return code_fingerprint((_authors, names, clustering, blocking, review, textnorm, sys.modules[__name__]),
+                            [pl.__version__])
 
 
 @dataclass

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from pipelines.resolution.incremental import MAX_CHANGED_SHARE, compare_with_state, merge_review
+from pipelines.resolution.incremental import MAX_CHANGED_SHARE, code_fingerprint, compare_with_state, merge_review
 from pipelines.resolution.papers import ASSIGNMENT_SCHEMA, TitleDiffCache, candidate_graph, resolve_papers
 from pipelines.resolution.review import REVIEW_SCHEMA
 
@@ -68,21 +68,13 @@ _MATCHER_COLUMNS = ("title", "authors", "year", "arxiv_id", "doi")
 def paper_matcher_version() -> str:
     """Fingerprint of the paper matcher's code and of Polars' and rapidfuzz's versions: state
     written by another version is not used."""
-    import hashlib
-    import inspect
-
     import rapidfuzz
 
     from pipelines import textnorm
     from pipelines.resolution import blocking, clustering, names, papers, review, titles
 
-    parts = [pl.__version__.encode(), rapidfuzz.__version__.encode()]
-    for module in (papers, titles, names, clustering, blocking, review, textnorm, sys.modules[__name__]):
-        try:
-            parts.append(inspect.getsource(module).encode())
-        except (OSError, TypeError):  # no source shipped: the module's name (a release bumps it)
-            parts.append(module.__name__.encode())
-    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
+    return code_fingerprint((papers, titles, names, clustering, blocking, review, textnorm, sys.modules[__name__]),
+                            [pl.__version__, rapidfuzz.__version__])
 
 
 def record_digests(records: pl.DataFrame) -> pl.Series:

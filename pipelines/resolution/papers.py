@@ -412,7 +412,7 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
         ki, kj = feats.keys[i], feats.keys[j]
         if ki == kj:
             t_score[d], t_detail[d] = 1.0, "identical title"
-        elif ki in feats.parts[j] or kj in feats.parts[i]:
+        elif part_hit[k]:
             # One record kept only the main title (or only the subtitle) of the other.
             shorter = ki if len(ki) < len(kj) else kj
             n_words = len(content_tokens(shorter.split()))
