@@ -33,8 +33,10 @@ EVIDENCE_RANK = {"profile": 0, "arxiv": 1, "openalex": 2, "byline": 3}
 @dataclass
 class CoreTables:
     papers: pl.DataFrame
-    # listing_key → paper_id, method, score: one row per listing key. core.paper_listings (one row per
-    # staged listing row of every night) is this fanned out in SQL (sql/core/paper_listings.sql).
+    # listing_key → paper_id, method, score, and listing_id (the key's current row): one row per listing
+    # key. core.paper_listings (one row per staged listing row of every night) is this fanned out in
+    # SQL (sql/core/paper_listings.sql); the papers' abstracts are read from the current rows
+    # (sql/core/paper_abstracts.sql).
     listing_papers: pl.DataFrame
     authors: pl.DataFrame
     author_names: pl.DataFrame
@@ -140,7 +142,9 @@ def build_core(
         .rename({"key": "listing_key", "id": "paper_id"})
     )
     listing_papers = (
-        key_to_paper.select("listing_key", "paper_id", "method", pl.col("score").cast(pl.Float64)).sort("listing_key")
+        key_to_paper.select("listing_key", "paper_id", "method", pl.col("score").cast(pl.Float64))
+        .join(latest.select("listing_key", "listing_id"), on="listing_key", how="left")
+        .sort("listing_key")
     )
     latest = latest.join(key_to_paper.select("listing_key", "paper_id"), on="listing_key")
 
@@ -353,9 +357,9 @@ def write_core(con, core: "CoreTables", until: date) -> None:
         con.register("listing_papers", core.listing_papers.to_arrow())
         try:
             con.execute(warehouse.read_sql("core/paper_listings"), {"until": until})
+            con.execute(warehouse.read_sql("core/paper_abstracts"))
         finally:
             con.unregister("listing_papers")
-        con.execute(warehouse.read_sql("core/paper_abstracts"))
     warehouse.replace_slice(con, core.writes(), after=fill_from_staging)
     core.stats["paper_listings"] = warehouse.scalar(con, "SELECT count(*) FROM core.paper_listings")
 

@@ -76,11 +76,17 @@ def build_author_scores(con: duckdb.DuckDBPyConnection) -> int:
 
 def paper_scores_frame(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     papers = warehouse.read_frame(con, "SELECT paper_id, title, abstract, category, year, pub_date FROM core.papers")
+    # The score a listing shows now: its current (newest) row's, like every other paper field; an
+    # older night's score of a listing is history, not what the page reports.
     reported = warehouse.read_frame(con, """
-        SELECT pl.paper_id, max(l.listing_score) AS reported_score, 'scholarfeed' AS reported_score_source
-        FROM core.paper_listings pl JOIN staging.listings l USING (listing_id)
-        WHERE l.listing_score IS NOT NULL
-        GROUP BY pl.paper_id
+        SELECT paper_id, max(listing_score) AS reported_score, 'scholarfeed' AS reported_score_source
+        FROM (
+            SELECT pl.paper_id, l.listing_score
+            FROM core.paper_listings pl JOIN staging.listings l USING (listing_id)
+            QUALIFY l.partition_date = max(l.partition_date) OVER (PARTITION BY l.listing_key)
+        )
+        WHERE listing_score IS NOT NULL
+        GROUP BY paper_id
     """)
     scores = score_paper_novelty(papers)
     return scores.join(reported, on="paper_id", how="left")

@@ -12,8 +12,9 @@ warehouse file:
 and prints per stage: wall time, rows/s and peak memory (each stage's own peak RSS); the
 end-to-end time; the cost ratio between sizes; pairwise precision/recall/F1 of paper and author
 resolution against the generator's ground truth; Splink (DuckDB backend) on the same paper
-records, side by side; and an incremental night where 1% of the captures changed (run in a
-fresh process, as the nightly schedule runs every night).
+records, side by side; and incremental nights where 1% of the captures changed (each in a
+fresh process, as the nightly schedule runs every night; ``--incremental-nights``, default 3 in a
+row, shows whether a night's cost grows with the nights stored).
 
 Results go to bench_results/latest.json and bench_results/latest.md (git-ignored);
 docs/benchmarks.md summarises the latest figures. Not part of `make test`.
@@ -29,7 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import polars as pl
@@ -195,7 +196,15 @@ def _sum(timings: dict, names: list[str], rows: int | None = None) -> dict:
     return out
 
 
-def bench_size(profiles: int, work: Path, seed: int, splink: bool, incremental_share: float) -> dict:
+def later_night(day: date) -> date:
+    """The next night after ``day`` that is not a Sunday (Sunday nights re-resolve every author by
+    design, incremental.scheduled_full: a different night, not the growth being measured)."""
+    day += timedelta(days=1)
+    return day + timedelta(days=1) if day.weekday() == 6 else day
+
+
+def bench_size(profiles: int, work: Path, seed: int, splink: bool, incremental_share: float,
+               incremental_nights: int = 1) -> dict:
     corpus = work / f"corpus-{profiles}"
     if corpus.exists():
         shutil.rmtree(corpus)
@@ -222,6 +231,18 @@ def bench_size(profiles: int, work: Path, seed: int, splink: bool, incremental_s
         second["share_changed"] = incremental_share
         second["ratio_to_full"] = round(second["end_to_end_s"] / max(night["end_to_end_s"], 1e-9), 4)
         result["incremental"] = second
+        # Further 1 % nights on the same warehouse: does a night's cost grow with the nights stored?
+        day, later = NIGHT_2, []
+        for i in range(1, incremental_nights):
+            day = later_night(day)
+            mutate(corpus, share=incremental_share, seed=seed + 1 + i)
+            n = night_in_fresh_process(wh, corpus / "captures", day, wh_dir / "exports", corpus / "truth")
+            later.append({"night": i + 2, "day": day.isoformat(), "end_to_end_s": n["end_to_end_s"],
+                          "ratio_to_full": round(n["end_to_end_s"] / max(night["end_to_end_s"], 1e-9), 4),
+                          "stages": {k: v.get("seconds", 0) for k, v in n["stages"].items()},
+                          "warehouse_mb": n["warehouse_mb"], "quality": n["quality"]})
+        if later:
+            result["later_nights"] = later
     shutil.rmtree(corpus, ignore_errors=True)
     return result
 
@@ -263,6 +284,19 @@ def render(results: list[dict], meta: dict) -> str:
             lines += ["", f"Incremental night at {r['profiles']:,}: papers {how_papers}; authors {how}; quality against the changed truth: "
                           f"papers {qp['precision']:.3f} / {qp['recall']:.3f} / {qp['f1']:.3f}, "
                           f"authors {qa['precision']:.3f} / {qa['recall']:.3f} / {qa['f1']:.3f} (P / R / F1)."]
+    grown = [r for r in results if r.get("later_nights")]
+    if grown:
+        lines += ["", "1 % nights in a row (night 2 is the incremental night above; each later night changes another 1 %):", "",
+                  "| profiles | night | seconds | / full night | " + " | ".join(STAGES) + " | stored MB |",
+                  "| ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in STAGES) + " | ---: |"]
+        for r in grown:
+            inc = r["incremental"]
+            rows = [{"night": 2, "end_to_end_s": inc["end_to_end_s"], "ratio_to_full": inc["ratio_to_full"],
+                     "stages": {k: v.get("seconds", 0) for k, v in inc["stages"].items()},
+                     "warehouse_mb": inc.get("warehouse_mb", "")}] + r["later_nights"]
+            for n in rows:
+                lines.append(f"| {r['profiles']:,} | {n['night']} | {n['end_to_end_s']:.1f} | {n['ratio_to_full']:.2f} | "
+                             + " | ".join(f"{n['stages'].get(st, 0):.1f}" for st in STAGES) + f" | {n['warehouse_mb']} |")
     ratios = [(a["profiles"], b["profiles"], round(b["full"]["end_to_end_s"] / max(a["full"]["end_to_end_s"], 1e-9), 2))
               for a, b in zip(results, results[1:])]
     if ratios:
@@ -304,6 +338,8 @@ def main() -> int:
     parser.add_argument("--incremental-share", type=float, default=0.01)
     parser.add_argument("--incremental-max", type=int, default=10000,
                         help="largest size to run the incremental night on (at 100k it repeats a ~35-minute night)")
+    parser.add_argument("--incremental-nights", type=int, default=3,
+                        help="1 %%-changed nights in a row after the full night (how a night's cost grows with the nights stored)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -315,7 +351,8 @@ def main() -> int:
         # each size in its own process: peak memory and caches do not leak between sizes
         out = args.work / f"result-{size}.json"
         cmd = [sys.executable, __file__, "--one", str(size), "--seed", str(args.seed), "--work", str(args.work),
-               "--incremental-share", str(args.incremental_share if size <= args.incremental_max else 0)]
+               "--incremental-share", str(args.incremental_share if size <= args.incremental_max else 0),
+               "--incremental-nights", str(args.incremental_nights)]
         if args.no_splink or size > args.splink_max:
             cmd.append("--no-splink")
         proc = subprocess.run(cmd + ["--result", str(out)])
@@ -340,8 +377,9 @@ def one() -> int:
     parser.add_argument("--result", type=Path, required=True)
     parser.add_argument("--no-splink", action="store_true")
     parser.add_argument("--incremental-share", type=float, default=0.01)
+    parser.add_argument("--incremental-nights", type=int, default=1)
     args = parser.parse_args()
-    result = bench_size(args.one, args.work, args.seed, not args.no_splink, args.incremental_share)
+    result = bench_size(args.one, args.work, args.seed, not args.no_splink, args.incremental_share, args.incremental_nights)
     args.result.write_text(json.dumps(result, indent=2, default=str))
     return 0
 

@@ -100,6 +100,31 @@ def test_a_second_night_keeps_ids_and_adds_history(tmp_path):
     assert one(path, "SELECT count(*) FROM marts.citations WHERE level = 'author' AND change = 0") == 3
 
 
+def test_a_papers_abstract_and_reported_score_come_from_its_current_listings(tmp_path):
+    """A page that now shows a shorter abstract and a new score: the paper shows what the page
+    shows tonight, not the longest or highest value of any night stored (every other paper field
+    already follows the current rows; the abstract and the score are filled in SQL)."""
+    captures = tmp_path / "captures"
+    shutil.copytree(SAMPLES, captures)
+    path = tmp_path / "wh.duckdb"
+    assert build_warehouse(captures, path, "2026-11-21").success
+    page = captures / "004_34c8893c0fa5ecd2.txt"
+    text = page.read_text(encoding="utf-8")
+    full = text.split("ChangQing Xu, Yi Liu, XinFang Liao et al.\n\n", 1)[1].split("\n", 1)[0]
+    short = "In this paper, a novel machine learning regression based single event transient (SET) modeling method is proposed."
+    assert full.startswith(short) and len(full) > len(short)
+    page.write_text(text.replace(full, short).replace("68.9AIMay 14", "71.2AIMay 14"), encoding="utf-8")
+    assert build_warehouse(captures, path, "2026-11-22").success
+
+    abstract = "SELECT abstract FROM core.papers WHERE title LIKE 'Machine Learning Regression based Single Event%'"
+    assert one(path, abstract) == short
+    assert one(path, "SELECT s.reported_score FROM marts.paper_scores s JOIN core.papers p USING (paper_id) "
+                     "WHERE p.title LIKE 'BEAM: Binary Expert%'") == 71.2
+    # both nights' rows are kept, and both still belong to the paper
+    assert one(path, "SELECT count(DISTINCT l.abstract) FROM staging.listings l JOIN core.paper_listings pl USING (listing_id) "
+                     "JOIN core.papers p USING (paper_id) WHERE p.title LIKE 'Machine Learning Regression based%'") == 2
+
+
 def test_garbage_files_become_rejects_and_the_run_stays_green(tmp_path):
     captures = tmp_path / "captures"
     shutil.copytree(SAMPLES, captures)

@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS marts.paper_scores (
     paper_id               VARCHAR NOT NULL,
     category               VARCHAR,
     year                   INTEGER,
-    reported_score         DOUBLE,      -- Scholar Feed's per-paper score (max over its listings)
+    reported_score         DOUBLE,      -- Scholar Feed's per-paper score (max over its listings' current rows)
     reported_score_source  VARCHAR,
     novelty_raw            DOUBLE,
     neighbours_compared    INTEGER,
