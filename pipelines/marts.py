@@ -76,14 +76,15 @@ def build_author_scores(con: duckdb.DuckDBPyConnection) -> int:
 
 def paper_scores_frame(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     papers = warehouse.read_frame(con, "SELECT paper_id, title, abstract, category, year, pub_date FROM core.papers")
-    # The score a listing shows now: its current (newest) row's, like every other paper field; an
-    # older night's score of a listing is history, not what the page reports.
+    # The score a listing shows now: its current row's, like every other paper field (the core
+    # step's rule, sql/core/current_listings.sql: the newest night, then the smallest listing_id);
+    # an older night's score of a listing is history, not what the page reports.
     reported = warehouse.read_frame(con, """
         SELECT paper_id, max(listing_score) AS reported_score, 'scholarfeed' AS reported_score_source
         FROM (
             SELECT pl.paper_id, l.listing_score
             FROM core.paper_listings pl JOIN staging.listings l USING (listing_id)
-            QUALIFY l.partition_date = max(l.partition_date) OVER (PARTITION BY l.listing_key)
+            QUALIFY row_number() OVER (PARTITION BY l.listing_key ORDER BY l.partition_date DESC, l.listing_id) = 1
         )
         WHERE listing_score IS NOT NULL
         GROUP BY paper_id

@@ -339,8 +339,11 @@ def main() -> int:
     parser.add_argument("--incremental-max", type=int, default=10000,
                         help="largest size to run the incremental night on (at 100k it repeats a ~35-minute night)")
     parser.add_argument("--incremental-nights", type=int, default=3,
-                        help="1 %%-changed nights in a row after the full night (how a night's cost grows with the nights stored)")
+                        help="1 %%-changed nights in a row after the full night, night 2 included (at least 1): "
+                             "how a night's cost grows with the nights stored")
     args = parser.parse_args()
+    if args.incremental_nights < 1:
+        parser.error("--incremental-nights counts the 1 % nights including night 2: at least 1 (use --incremental-share 0 for none)")
     args.work.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),

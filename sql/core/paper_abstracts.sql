@@ -1,5 +1,7 @@
--- core.papers.abstract: the longest abstract among the current (newest) rows of a paper's listings
--- (ties: the first in text order) — the rule every other paper field follows (core_build.build_core).
+-- core.papers.abstract: the longest abstract among the current rows of a paper's listings (one row
+-- per listing key: its newest night, then the smallest listing_id, sql/core/current_listings.sql;
+-- ties between abstracts: the first in text order) — the rule every other paper field follows
+-- (core_build.build_core).
 -- Run by the core step right after it writes core.papers, in the same transaction, with
 -- listing_papers (listing_key → paper_id and listing_id, the key's current row) registered:
 -- abstracts are most of the listings' bytes, so the step never loads them into Python (1.7 GB of
