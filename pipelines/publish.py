@@ -5,7 +5,8 @@ Both are swapped in atomically, so a reader never sees a half-written export or 
 exports/
   .versions/<date>-<run>/      the real directories, written completely before anyone can see them
   <date>  -> .versions/…       a symlink, replaced atomically (os.replace) when a re-export finishes
-  latest  -> <date>            likewise
+  latest  -> <date>            likewise: the date whose export was written last (after a backfill of an
+                               earlier day, that day's: its snapshot holds the newest history)
 
 analytics.duckdb is written to a temporary file next to it and renamed over the old one; a reader
 that already had the old file open keeps reading it undisturbed.
@@ -73,7 +74,7 @@ def _swap_symlink(link: Path, target: str) -> None:
 
 
 def export_tables(con: duckdb.DuckDBPyConnection, exports_dir: Path, as_of: date) -> dict:
-    """Write every core and mart table as Parquet for ``as_of``, then repoint <date> and latest."""
+    """Write every core and mart table as Parquet for ``as_of``, then repoint <date> and latest to it."""
     versions = exports_dir / ".versions"
     versions.mkdir(parents=True, exist_ok=True)
     name = f"{as_of.isoformat()}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
@@ -108,8 +109,10 @@ def export_tables(con: duckdb.DuckDBPyConnection, exports_dir: Path, as_of: date
     if dated.exists() and not dated.is_symlink():  # an old-style real directory: move it aside first
         os.rename(dated, versions / f"legacy-{as_of.isoformat()}-{uuid.uuid4().hex[:6]}")
     _swap_symlink(dated, f".versions/{name}")
-    latest_date = max((p.name for p in exports_dir.iterdir() if p.is_symlink() and p.name[:4].isdigit()), default=as_of.isoformat())
-    _swap_symlink(exports_dir / "latest", latest_date)
+    # `latest` is the export just written, whatever its date: every export is a snapshot of the whole
+    # core and marts tables, and a backfill of an earlier day rebuilds the history-wide ones over the
+    # whole history, so its snapshot is the newest state there is (and the one analytics.duckdb holds).
+    _swap_symlink(exports_dir / "latest", as_of.isoformat())
     _prune(exports_dir)
     return {"path": str(dated), "version_dir": str(final), **manifest}
 
