@@ -6,6 +6,11 @@ Environment (all optional):
   SCHOLARHOUSE_DATE       partition / capture date, YYYY-MM-DD (default: today, UTC)
 The run is recorded in $DAGSTER_HOME (the Makefile points it at .dagster_home/), so it shows
 in the UI (`make dev`) next to scheduled runs and backfills.
+
+Exit status: 0 when the run succeeded, 1 when it failed, 2 when it could not start (a date that is
+not a partition, a missing captures folder). Whatever went wrong is said in one line on stderr,
+starting with ``error:`` — the failed step and its cause (``disk full: ... No space left on device``),
+never a bare traceback.
 """
 
 from __future__ import annotations
@@ -16,20 +21,46 @@ from datetime import date, datetime, timezone
 
 import dagster as dg
 
-from pipelines import warehouse
+from pipelines import failures, runs, warehouse
 from pipelines.definitions import defs
+from pipelines.partitions import START_DATE, daily_partitions
 from pipelines.resources import CapturesFolderResource, WarehouseResource
+
+
+class CannotStart(Exception):
+    """The demo cannot run as asked; the message says why, in one line."""
 
 
 def demo_date() -> str:
     raw = os.environ.get("SCHOLARHOUSE_DATE") or datetime.now(timezone.utc).date().isoformat()
     try:
-        return date.fromisoformat(raw).isoformat()
+        day = date.fromisoformat(raw).isoformat()
     except ValueError:
-        sys.exit(f"SCHOLARHOUSE_DATE must be YYYY-MM-DD, got {raw!r}")
+        raise CannotStart(f"SCHOLARHOUSE_DATE must be YYYY-MM-DD, got {raw!r}") from None
+    if not daily_partitions.has_partition_key(day):
+        last = daily_partitions.get_last_partition_key()
+        when = "after today (UTC)" if day > (last or "") else f"before the first partition, {START_DATE}"
+        raise CannotStart(f"SCHOLARHOUSE_DATE={day} is not a partition: it is {when}; "
+                          f"capture dates run from {START_DATE} to {last}")
+    return day
+
+
+def error(line: str) -> None:
+    print(f"error: {failures.one_line(line, 1000)}", file=sys.stderr)
 
 
 def main() -> int:
+    try:
+        return _main()
+    except CannotStart as exc:
+        error(str(exc))
+        return 2
+    except Exception as exc:  # noqa: BLE001 - whatever it is, say it in one line
+        error(failures.explain(exc).line)
+        return 1
+
+
+def _main() -> int:
     partition = demo_date()
     source = CapturesFolderResource()
     wh = WarehouseResource()
@@ -37,12 +68,28 @@ def main() -> int:
     print(f"  captures:  {source.resolved_path()}")
     print(f"  warehouse: {wh.resolved_path()}")
     if not source.resolved_path().is_dir():
-        print(f"error: captures folder not found: {source.resolved_path()}", file=sys.stderr)
-        return 2
+        raise CannotStart(f"captures folder not found: {source.resolved_path()}")
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     job = defs.resolve_job_def("nightly_refresh")
     result = job.execute_in_process(partition_key=partition, instance=instance, raise_on_error=False)
+    cause = None if result.success else (runs.run_failure_cause(result.all_events) or "the run failed")
+    try:
+        _summary(wh, partition, result)
+    except Exception as exc:  # noqa: BLE001 - a failed run may have left no readable warehouse
+        if cause is None:
+            raise
+        print(f"\n(no summary: {failures.explain(exc).line})")
+    if cause is not None:
+        print("\nthe run FAILED — its log is above, and in the UI (make dev)", file=sys.stderr)
+        error(f"run {result.run_id} failed: {cause}")
+        return 1
+    return 0
 
+
+def _summary(wh: WarehouseResource, partition: str, result) -> None:
+    if not wh.resolved_path().exists():
+        print(f"\n(no warehouse at {wh.resolved_path()}: nothing to summarise)")
+        return
     with warehouse.connect(wh.resolved_path(), read_only=True) as con:
         counts = warehouse.row_counts(con)
         rejects = con.execute(
@@ -68,10 +115,6 @@ def main() -> int:
     print("query it: .venv/bin/python -c \"import duckdb; print(duckdb.connect('"
           f"{wh.analytics_path if wh.analytics_path.exists() else wh.resolved_path()}', read_only=True)"
           ".sql('select * from core.papers limit 5'))\"")
-    if not result.success:
-        print("\nthe run FAILED — see the step errors above, or the run in the UI (make dev)", file=sys.stderr)
-        return 1
-    return 0
 
 
 def _check_summary(result) -> list[str]:

@@ -27,7 +27,7 @@ def _insert_sql(con: duckdb.DuckDBPyConnection, table: str, sql_name: str, param
         con.execute(f"INSERT INTO {table} BY NAME {select}", params)
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        warehouse.rollback(con)  # never hides the failure's own cause
         raise
     return con.execute(f"SELECT count(*) FROM {table}" + (f" WHERE {where}" if where else ""), where_params or []).fetchall()[0][0]
 

@@ -1,10 +1,60 @@
-"""Small helpers the assets share: metadata for the UI."""
+"""Small helpers the assets share: the warehouse pool, transient-only retries, metadata for the UI."""
+
+import functools
+import inspect
 
 import dagster as dg
 import polars as pl
 
+from pipelines import failures
+
 WAREHOUSE_POOL = "warehouse"  # every asset that writes DuckDB: one writer at a time (see dagster_home.yaml)
+
+# How a step is retried when its cause is transient (pipelines/failures.py): 2 more tries,
+# exponential back-off from 10 s, with jitter. Not attached to the steps as a dg.RetryPolicy: with a
+# policy, dagster 1.13 retries *every* exception — a full disk twice, a read-only directory twice —
+# and turns an interrupt (SIGTERM, a stop from the UI) into a retry too, so an operator's stop did
+# not stop (execution/plan/utils.py, op_execution_error_boundary). ``transient_retries`` asks for a
+# retry itself (dg.RetryRequested), only for a transient cause.
 RETRY = dg.RetryPolicy(max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+
+
+def _step_failure(exc: Exception, context) -> BaseException:
+    cause = failures.explain(exc)
+    if cause.transient:
+        attempt = (getattr(context, "retry_number", 0) or 0) + 1
+        return dg.RetryRequested(max_retries=RETRY.max_retries, seconds_to_wait=RETRY.calculate_delay(attempt))
+    return dg.Failure(description=cause.line, metadata={"cause": cause.kind, "error": failures.one_line(repr(exc), 2000)},
+                      allow_retries=False)
+
+
+def transient_retries(fn):
+    """Decorate a step's function (under ``@dg.asset`` / ``@dg.op``): a transient failure is retried
+    (RETRY's schedule), anything else fails the step at once as a ``dg.Failure`` whose description is
+    the cause in one line (what ``make demo`` prints, and the step's error in the UI). Interrupts are
+    not exceptions and pass through untouched: a stopped run stops."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except (dg.Failure, dg.RetryRequested):
+                raise
+            except Exception as exc:
+                raise _step_failure(exc, args[0] if args else kwargs.get("context")) from exc
+        generator.retries_transient_only = True
+        return generator
+
+    @functools.wraps(fn)
+    def function(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (dg.Failure, dg.RetryRequested):
+            raise
+        except Exception as exc:
+            raise _step_failure(exc, args[0] if args else kwargs.get("context")) from exc
+    function.retries_transient_only = True
+    return function
 
 
 def preview(frame: pl.DataFrame, columns: list[str] | None = None, rows: int = 5) -> dg.MetadataValue:

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from pipelines import core_build, warehouse
-from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
+from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
 from pipelines.identity.overrides import load_overrides, overrides_path
 from pipelines.partitions import daily_partitions, partition_dates
 from pipelines.resources import WarehouseResource
@@ -35,8 +35,8 @@ REGISTRIES = ("paper_id_registry", "author_id_registry")
     ],
     partitions_def=daily_partitions,
     pool=WAREHOUSE_POOL,
-    retry_policy=RETRY,
 )
+@transient_retries
 def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     """Resolve all staged listings and profiles up to the partition; replace the core tables in one transaction."""
     run_date = max(partition_dates(context))

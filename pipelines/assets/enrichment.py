@@ -22,7 +22,7 @@ import polars as pl
 
 from pipelines import enrichment as enrich
 from pipelines import warehouse
-from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
+from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
 from pipelines.partitions import daily_partitions, partition_dates
 from pipelines.resources.enrichment import EnrichmentResource
 from pipelines.resources.warehouse import WarehouseResource
@@ -125,8 +125,8 @@ def _staging(con, day: date) -> tuple[pl.DataFrame, pl.DataFrame]:
     specs=_specs(ARXIV_TABLES, STAGING),
     partitions_def=daily_partitions,
     pool=WAREHOUSE_POOL,
-    retry_policy=RETRY,
 )
+@transient_retries
 def arxiv_enrichment(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, enrichment: EnrichmentResource):
     """Fetch arXiv records for the papers listed up to the partition; search titles without an id."""
     days = partition_dates(context)
@@ -170,8 +170,8 @@ def arxiv_enrichment(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     specs=_specs(OPENALEX_TABLES, [*STAGING, *(["enrichment", name] for name in ARXIV_TABLES)]),
     partitions_def=daily_partitions,
     pool=WAREHOUSE_POOL,
-    retry_policy=RETRY,
 )
+@transient_retries
 def openalex_enrichment(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, enrichment: EnrichmentResource):
     """Look the partition's papers (and their ORCID authors) up in OpenAlex; build the full author lists."""
     days = partition_dates(context)

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from pipelines import publish
-from pipelines.assets.common import RETRY, WAREHOUSE_POOL
+from pipelines.assets.common import WAREHOUSE_POOL, transient_retries
 from pipelines.partitions import daily_partitions, partition_dates
 from pipelines.resources import WarehouseResource
 
@@ -13,10 +13,11 @@ CORE_KEYS = [["core", n] for n in ("papers", "paper_listings", "authors", "autho
 
 
 @dg.asset(key=["exports", "parquet"], deps=MART_KEYS + CORE_KEYS, group_name="exports", partitions_def=daily_partitions,
-          pool=WAREHOUSE_POOL, retry_policy=RETRY, kinds={"parquet", "duckdb"},
+          pool=WAREHOUSE_POOL, kinds={"parquet", "duckdb"},
           description="Every core and mart table as Parquet under warehouse/exports/<date>/, with a manifest.json "
           "(tables, row counts, schema, checksums, generated_at, code version). `latest` is repointed "
           "atomically, so apps never read a half-written export.")
+@transient_retries
 def exports_parquet(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     day = max(partition_dates(context))
     with warehouse_db.connect(read_only=True) as con:
@@ -32,9 +33,10 @@ def exports_parquet(context: dg.AssetExecutionContext, warehouse_db: WarehouseRe
 
 
 @dg.asset(key=["exports", "analytics_copy"], deps=MART_KEYS + CORE_KEYS, group_name="exports",
-          partitions_def=daily_partitions, pool=WAREHOUSE_POOL, retry_policy=RETRY, kinds={"duckdb"},
+          partitions_def=daily_partitions, pool=WAREHOUSE_POOL, kinds={"duckdb"},
           description="warehouse/analytics.duckdb: a complete copy of the warehouse for analysts, swapped in "
           "atomically after each run. Open it read-only; never open the live file while runs may write.")
+@transient_retries
 def analytics_copy(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect():  # makes sure the schema exists; closing checkpoints the file
         pass

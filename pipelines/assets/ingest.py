@@ -3,7 +3,7 @@
 import dagster as dg
 
 from pipelines import landing, warehouse
-from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
+from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
 from pipelines.partitions import daily_partitions, partition_dates
 from pipelines.resources import PageSourceResource, WarehouseResource
 
@@ -14,13 +14,13 @@ from pipelines.resources import PageSourceResource, WarehouseResource
     partitions_def=daily_partitions,
     kinds={"duckdb", "python"},
     pool=WAREHOUSE_POOL,
-    retry_policy=RETRY,
     description=(
         "Every page captured for the day, byte for byte: one row per page (url) with its sha256 "
         "`capture_id`, site, capture time, HTTP status and body. Nothing is ever dropped here — bad "
         "pages land too and are rejected downstream with a reason. Re-running replaces the day's rows."
     ),
 )
+@transient_retries
 def page_captures(
     context: dg.AssetExecutionContext, page_source: PageSourceResource, warehouse_db: WarehouseResource
 ) -> dg.MaterializeResult:

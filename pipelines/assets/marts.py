@@ -3,12 +3,12 @@
 import dagster as dg
 
 from pipelines import marts, warehouse
-from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
+from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
 from pipelines.partitions import daily_partitions, partition_dates
 from pipelines.resources import WarehouseResource
 
 CORE = lambda *names: [["core", n] for n in names]  # noqa: E731
-COMMON = dict(group_name="marts", partitions_def=daily_partitions, pool=WAREHOUSE_POOL, retry_policy=RETRY)
+COMMON = dict(group_name="marts", partitions_def=daily_partitions, pool=WAREHOUSE_POOL)
 
 
 def _result(con, table: str, columns: list[str], **extra) -> dg.MaterializeResult:
@@ -22,6 +22,7 @@ def _result(con, table: str, columns: list[str], **extra) -> dg.MaterializeResul
           description="Per profile and capture date: every metric the source reports (h-index, citations, "
           "papers/works, followers, trust, Novelty %, AI Score) next to what the warehouse recomputes, with "
           "provenance and the flags h_index_implausible and listing_incomplete. SQL: sql/marts/author_metrics.sql")
+@transient_retries
 def author_metrics(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:
         for day in partition_dates(context):
@@ -40,6 +41,7 @@ def author_metrics(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
           description="Citation counts over time with the change since the previous capture: per profile "
           "(reported totals) and per paper (OpenAlex, when enriched). Rebuilt over the whole history, so a "
           "backfill fills the series. SQL: sql/marts/citations.sql")
+@transient_retries
 def citations(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:
         marts.build_citations(con)
@@ -51,6 +53,7 @@ def citations(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource
           description="Per paper: the score sources report (Scholar Feed) and our own novelty score — distance "
           "to the most similar earlier papers in the same category (TF-IDF), its percentile within category "
           "and year, and the share of new terms. Definition: docs/scoring.md")
+@transient_retries
 def paper_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:
         frame = marts.build_paper_scores(con)
@@ -63,6 +66,7 @@ def paper_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResou
           kinds={"duckdb", "sql"}, **COMMON,
           description="Per author and source: reported Novelty % and AI Score, and our computed author novelty "
           "(mean paper percentile, with the paper count behind it). SQL: sql/marts/author_scores.sql")
+@transient_retries
 def author_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:
         marts.build_author_scores(con)
@@ -74,6 +78,7 @@ def author_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseReso
           description="One row per unordered author pair who share a paper: papers_count, first/last year, the "
           "paper ids and the evidence. No self-edges; truncated bylines never invent edges. "
           "SQL: sql/marts/collaboration_edges.sql")
+@transient_retries
 def collaboration_edges(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:
         marts.build_collaboration_edges(con)

@@ -18,7 +18,7 @@ import dagster as dg
 import polars as pl
 
 from pipelines import landing, warehouse
-from pipelines.assets.common import RETRY, WAREHOUSE_POOL, preview
+from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
 from pipelines.partitions import partition_dates, daily_partitions
 from pipelines.resources import WarehouseResource
 
@@ -37,10 +37,10 @@ def _parse_workers(context: dg.OpExecutionContext) -> int | None:
     ins={"raw_pages": dg.In(dg.Nothing)},
     out=dg.DynamicOut(dict),
     pool=WAREHOUSE_POOL,
-    retry_policy=RETRY,
     description="Find the partition's pages that need parsing (unchanged pages are copied later) "
     "and export them as Parquet shards of SCHOLARHOUSE_PARSE_SHARD_PAGES pages.",
 )
+@transient_retries
 def plan_parse_shards(context: dg.OpExecutionContext, warehouse_db: WarehouseResource):
     landing.sweep_work_dirs(_work_root(warehouse_db))  # shards left by failed, abandoned runs
     work = _work_root(warehouse_db) / context.run_id
@@ -62,10 +62,10 @@ def plan_parse_shards(context: dg.OpExecutionContext, warehouse_db: WarehouseRes
 
 
 @dg.op(
-    retry_policy=RETRY,
     description="Parse one shard of pages into profile, listing and reject rows (Parquet beside the "
     "shard). Touches no database, so shards run in parallel on multi-process executors.",
 )
+@transient_retries
 def parse_shard(context: dg.OpExecutionContext, shard: dict) -> dict:
     if shard["path"] is None:
         return {"day": shard["day"], "pages": 0, "reused": shard["reused"]}
@@ -84,9 +84,9 @@ def parse_shard(context: dg.OpExecutionContext, shard: dict) -> dict:
         "rejects": dg.Out(dg.Nothing),
     },
     pool=WAREHOUSE_POOL,
-    retry_policy=RETRY,
     description="Replace the partition's rows of the three staging tables in one transaction.",
 )
+@transient_retries
 def write_staging(context: dg.OpExecutionContext, warehouse_db: WarehouseResource, parsed: list[dict]):
     days = partition_dates(context)
     with warehouse_db.connect() as con:

@@ -124,7 +124,7 @@ def migrate_compression(con: duckdb.DuckDBPyConnection) -> list[str]:
             con.execute(f"DROP TABLE {schema}.{name}__before_migration")
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     return stale
 
@@ -183,8 +183,22 @@ def replace_slice(
             after()
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
+
+
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back the open transaction, if DuckDB still has one, without hiding why it failed.
+
+    After some failures (a full disk during COMMIT, a fatal error that invalidates the database)
+    DuckDB has already ended the transaction, and ROLLBACK raises "cannot rollback - no transaction
+    is active". Raised from an ``except`` block, that error would replace the real cause ("No space
+    left on device") as the step's error; the caller re-raises the original instead.
+    """
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
 
 
 def scalar(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[object] = ()) -> object:
