@@ -13,12 +13,14 @@ from pipelines.checks import build_quality_checks
 from pipelines.partitions import daily_partitions
 from pipelines.resources import EnrichmentResource, WarehouseResource, page_source_from_env
 from pipelines.resources.great_expectations import GreatExpectationsResource
+from pipelines.runs import guarded_executor
 
 all_assets = dg.load_assets_from_modules([ingest, staging, enrichment, core, marts, exports])
 
 # The default run config: one process per run (see the executor note below). A run can switch to
 # {"execution": {"config": {"multiprocess": {"max_concurrent": N}}}} in the launchpad or in
-# `dg launch --config`, and then parses its shards side by side.
+# `dg launch --config`, and then parses its shards side by side. (`dg launch --partition` does not
+# apply a partitioned job's config; the executor's own default is in-process for that reason.)
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 
 refresh_job = dg.define_asset_job(
@@ -26,7 +28,7 @@ refresh_job = dg.define_asset_job(
     selection=dg.AssetSelection.all(),
     partitions_def=daily_partitions,
     config=IN_PROCESS,
-    executor_def=dg.multi_or_in_process_executor,
+    executor_def=guarded_executor,  # dagster's multi_or_in_process, in process by default, guarded (runs.py)
     description="Everything for one capture date: land pages, parse, resolve, build marts and exports.",
 )
 
@@ -59,8 +61,9 @@ defs = dg.Definitions(
     # (staging) can run side by side. In-process is the default, for UI materialisations and
     # asset backfills too: a multiprocess run pays a fresh Python (dagster, Polars, DuckDB, Great
     # Expectations imports) per step, which only pays off when a night has many parse shards.
-    # nightly_refresh uses multi_or_in_process, so one of its runs can choose multiprocess in its
-    # run config; the same definitions run on the Celery/Kubernetes executors (docs/scaling.md).
+    # nightly_refresh uses multi_or_in_process (guarded: pipelines/runs.py), so one of its runs can
+    # choose multiprocess in its run config; the same definitions run on the Celery/Kubernetes
+    # executors (docs/scaling.md).
     # The pool applies to every executor: each step claims the slot from the instance.
     executor=dg.in_process_executor,
 )

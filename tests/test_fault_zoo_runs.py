@@ -118,11 +118,25 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=30)
 
 
-def _run_raw_in_process(instance: dg.DagsterInstance, wh: Path, **resource_args):
-    """A normal run of the first asset (the raw layer), in this process: enough to need the pool."""
+def _run_raw(instance: dg.DagsterInstance, wh: Path, how: str = "materialize", **resource_args):
+    """A normal run of the first asset (the raw layer): enough to need the pool. ``materialize`` runs
+    it in this process with dagster's in-process executor (what execute_in_process, `make demo` and
+    the UI's asset materialisations use); ``job, multiprocess`` runs the job's own executor in its
+    multiprocess mode (what `dg launch --config` and the launchpad can ask for): this process only
+    orchestrates, the step runs in a child process."""
     from pipelines.assets.ingest import page_captures
     from pipelines.resources import CapturesFolderResource, WarehouseResource
 
+    if how == "job, multiprocess":  # the job's own resources: from the environment (the test sets it)
+        from dagster._core.definitions.reconstruct import ReconstructableRepository
+
+        job = ReconstructableRepository.for_module("pipelines.definitions", "defs", str(PROJECT)).get_reconstructable_job(
+            "nightly_refresh")
+        return dg.execute_job(
+            job, instance, tags={"dagster/partition": SAMPLE_DATE},
+            run_config={"execution": {"config": {"multiprocess": {}}}},
+            asset_selection=[dg.AssetKey(["raw", "page_captures"])],
+        )
     return dg.materialize(
         [page_captures], partition_key=SAMPLE_DATE, instance=instance, raise_on_error=False,
         resources={"page_source": CapturesFolderResource(path=str(SAMPLES)),
@@ -138,11 +152,93 @@ def _pages_landed(wh: Path) -> int:
 SAMPLE_PAGES = len([p for p in SAMPLES.iterdir() if p.suffix in (".txt", ".html")])
 
 
+# --- killed runs ---------------------------------------------------------------------------------
+
+
+def _doomed_run_holding_the_slot(instance, wh, tmp_path):
+    """A run in a subprocess, inside its first step and holding the pool slot: the test holds the
+    DuckDB file, so the step waits in ``warehouse.connect``. Returns (process, run id, lock)."""
+    lock = duckdb.connect(str(wh))
+    log = tmp_path / "doomed.log"
+    proc = _start_run(instance, wh, log)
+    holder = _until("the doomed run holds the warehouse slot", lambda: _slot_holders(instance), proc, log)
+    assert [step for _, step in holder] == [FIRST_STEP]
+    return proc, holder[0][0], lock
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("how, when", [
+    ("materialize", "next run starts after the kill"),
+    ("materialize", "next run already waits when the holder is killed"),
+    ("job, multiprocess", "next run starts after the kill"),
+])
+def test_a_killed_run_does_not_block_the_next_run(how, when, instance, wh, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHOLARHOUSE_CAPTURES", str(SAMPLES))
+    monkeypatch.setenv("SCHOLARHOUSE_WAREHOUSE", str(wh))
+    proc, doomed, lock = _doomed_run_holding_the_slot(instance, wh, tmp_path)
+    pid = proc.pid
+    try:
+        def kill():
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+            lock.close()
+
+        if when == "next run starts after the kill":
+            kill()
+            killer = None
+        else:  # kill the holder once the next run (in this process) waits for the slot
+            def kill_when_waiting():
+                _until("the next run waits for the slot", lambda: [k for k in _waiting(instance)])
+                kill()
+            killer = threading.Thread(target=kill_when_waiting, daemon=True)
+            killer.start()
+        result = _run_raw(instance, wh, how)
+        if killer is not None:
+            killer.join(timeout=BOUND_S)
+    finally:
+        _stop(proc)
+        lock.close()
+
+    assert proc.returncode == -signal.SIGKILL
+    assert result.success, runs.run_failure_cause(result.all_events)
+    assert _pages_landed(wh) == SAMPLE_PAGES
+    # The dead run: marked failed through the instance, with the cause, and its slot freed.
+    record = instance.get_run_by_id(doomed)
+    assert record.status == dg.DagsterRunStatus.FAILURE
+    (failure,) = _events(instance, doomed, dg.DagsterEventType.RUN_FAILURE)
+    assert failure.dagster_event.message.startswith(f"The run's worker process (pid {pid}) is gone: killed or lost")
+    assert f"by run {result.run_id}" in failure.dagster_event.message
+    assert _slot_holders(instance) == [] and _waiting(instance) == []
+    # The next run waited only as long as the dead run lived: no step failed, none was retried.
+    for kind in (dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.STEP_UP_FOR_RETRY):
+        assert _events(instance, result.run_id, kind) == []
+
+
+def test_a_run_that_waits_on_a_live_holder_gives_up_naming_it(instance, wh):
+    storage = instance.event_log_storage
+    storage.initialize_concurrency_limit_to_default(POOL)
+    assert storage.claim_concurrency_slot(POOL, "maintenance-script", "hold").is_claimed
+    try:
+        result = _run_raw(instance, wh, pool_wait_timeout_s=1)
+        assert not result.success
+        cause = runs.run_failure_cause(result.all_events)
+        assert cause.startswith("gave up after waiting ")
+        assert cause.endswith(f"for a slot in pool 'warehouse' for step {FIRST_STEP}: held by 'maintenance-script' "
+                              "(not a run: a claim made by hand or by a tool; free it under Deployment → Concurrency)")
+        assert _events(instance, result.run_id, dg.DagsterEventType.STEP_START) == []
+        assert instance.get_run_by_id(result.run_id).status == dg.DagsterRunStatus.FAILURE
+        assert _waiting(instance) == []  # its wait is withdrawn...
+        assert _slot_holders(instance) == [("maintenance-script", "hold")]  # ...and a live holder is left alone
+        assert not wh.exists()
+    finally:
+        storage.free_concurrency_slot_for_step("maintenance-script", "hold")
+
+
 # --- stops ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("where", ["in a step"])
+@pytest.mark.parametrize("where", ["in a step", "waiting for the pool"])
 def test_sigterm_stops_a_run_at_once_without_a_retry(where, instance, wh, tmp_path):
     storage = instance.event_log_storage
     log = tmp_path / "run.log"

@@ -2,6 +2,10 @@
 
 Paths resolve at run time (never at definition load), and DuckDB is opened only inside a run,
 so the long-lived code server never holds the file lock.
+
+As a run starts, the resource also clears what dead runs left in the instance (a killed run's
+claimed ``warehouse`` pool slot would block every later run) and, in an in-process run, keeps a
+guard beside the run while its steps wait for the pool: ``pipelines/runs.py``.
 """
 
 from __future__ import annotations
@@ -13,14 +17,20 @@ from typing import Iterator, Optional
 
 import dagster as dg
 import duckdb
+from pydantic import PrivateAttr
 
-from pipelines import warehouse
+from pipelines import runs, warehouse
 
 
 class WarehouseResource(dg.ConfigurableResource):
     """The DuckDB warehouse file. Default: ``$SCHOLARHOUSE_WAREHOUSE`` or ``warehouse/scholarhouse.duckdb``."""
 
     path: Optional[str] = None
+    # How long a step may wait for the warehouse pool while a live run holds it, before the run fails
+    # with the holder named. Default: $SCHOLARHOUSE_POOL_WAIT_TIMEOUT (seconds) or 6 hours.
+    pool_wait_timeout_s: Optional[float] = None
+
+    _guard: Optional[runs.RunGuard] = PrivateAttr(default=None)
 
     def resolved_path(self) -> Path:
         return Path(self.path) if self.path else warehouse.default_warehouse_path()
@@ -32,6 +42,26 @@ class WarehouseResource(dg.ConfigurableResource):
     @property
     def analytics_path(self) -> Path:
         return self.resolved_path().parent / "analytics.duckdb"
+
+    def resolved_pool_wait_timeout_s(self) -> float:
+        return self.pool_wait_timeout_s if self.pool_wait_timeout_s is not None else runs.pool_wait_timeout_from_env()
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        # The job's executor does the same before any step (pipelines/runs.py, GuardedExecutor); this is
+        # for runs that bypass it (execute_in_process, dg.materialize: `make demo`, the UI's asset
+        # materialisations), which set up their resources in the process that runs the steps.
+        instance, run = context.instance, context.dagster_run
+        if instance is None or run is None or not runs.is_local(instance):
+            return
+        for line in runs.free_dead_runs(instance, current_run_id=run.run_id):
+            context.log.warning(line)
+        if runs.executes_steps_here(instance, run.run_id):
+            self._guard = runs.start_guard(instance, run.run_id, wait_timeout_s=self.resolved_pool_wait_timeout_s())
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._guard is not None:
+            self._guard.stop()
+            self._guard = None
 
     @contextmanager
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
