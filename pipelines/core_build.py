@@ -17,7 +17,7 @@ from datetime import date
 import polars as pl
 
 from pipelines import enrichment, warehouse
-from pipelines.identity.overrides import Overrides, apply_overrides
+from pipelines.identity.overrides import Overrides, apply_overrides, merge_ids
 from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
 from pipelines.resolution import resolve_papers
@@ -307,7 +307,12 @@ def build_core(
         ("paper", paper_ids.redirects, paper_over.redirects, live_papers),
         ("author", author_ids.redirects, author_over.redirects, live_authors),
     ):
-        old = redirects.filter((pl.col("entity_type") == entity) & (pl.col("reason") != "override")).drop("entity_type")
+        # An override's redirects last while the override does: those of ids a [[merge]] in the
+        # file still names are kept (tonight's merge re-issues them), the others go with their entry.
+        named = list(merge_ids(overrides.for_entity(entity)))
+        old = redirects.filter(
+            (pl.col("entity_type") == entity) & ((pl.col("reason") != "override") | pl.col("old_id").is_in(named))
+        ).drop("entity_type")
         merged = merge_redirects(old, pl.concat([algo, over]), live)
         new_redirects.append(merged.with_columns(entity_type=pl.lit(entity)))
     id_redirects = pl.concat(new_redirects).select("entity_type", "old_id", "new_id", "reason", "redirected_on")
