@@ -639,7 +639,7 @@ def enrich_arxiv(client: ArxivClient, *, listings: pl.DataFrame, profiles: pl.Da
             rows.append({**row, "outcome": NOT_FOUND})
             continue
         rejection = answers.check_arxiv_record(result, result.arxiv_id,
-                                               answers.evidence([t["title"]], [t["year"]], t["names"] or []))
+                                               answers.evidence([t["title"]], [t["year"]], t["names"] or []), by="title")
         if rejection:
             rows.append({**row, "outcome": REJECTED, "arxiv_id": result.arxiv_id, "detail": rejection.detail[:500]})
             rejects.rejection("title", t["title"], rejection, _versioned(result))

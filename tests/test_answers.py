@@ -45,6 +45,8 @@ def test_titles_compatible_reads_titles_as_the_paper_matcher_does():
 def test_years_and_names():
     assert A.years_compatible([2025], [2026]) and not A.years_compatible([2019], [2026])
     assert A.years_compatible([], [2026]) and A.years_compatible([2019], [])
+    # found by id: a preprint older than the (journal) year listed is fine, a paper newer than its listing is not
+    assert A.years_compatible([2019], [2026], older_ok=True) and not A.years_compatible([2031], [2026], older_ok=True)
     assert A.names_agree(["D. Cheng"], ["Daning Cheng"]) and not A.names_agree(["Daning Cheng"], ["Daning Chen"])
     assert A.names_agree([], ["Anyone"])
 
@@ -53,12 +55,15 @@ def test_a_right_arxiv_record_passes_and_each_wrong_one_gets_its_reason():
     assert A.check_arxiv_record(record(), "2604.02156", KNOWN) is None
     assert A.check_arxiv_record(record(version=3, updated=2027), "2604.02156", KNOWN) is None   # newer: fine
     assert A.check_arxiv_record(record(), "2604.02156") is None                               # nothing to contradict
+    journal = A.evidence([DYNATRAIN], [2028], ["Daning Cheng"])                               # listed with its journal year
+    assert A.check_arxiv_record(record(), "2604.02156", journal) is None
+    assert A.check_arxiv_record(record(), "2604.02156", journal, by="title").reason == A.YEAR_MISMATCH
     cases = {
         A.ID_MISMATCH: record(arxiv_id="2510.99001"),
         A.VERSION_MISMATCH: record(version=1),
         A.IMPLAUSIBLE_VALUE: record(version=10**6),
         A.TITLE_MISMATCH: record(title="Residual Scattering Networks for Coastal Sediment Transport"),
-        A.YEAR_MISMATCH: record(published=2009, updated=2010),
+        A.YEAR_MISMATCH: record(published=2029, updated=2030),
         A.AUTHORS_MISMATCH: record(authors=("Other Person",)),
     }
     for reason, wrong in cases.items():
@@ -74,7 +79,7 @@ def test_a_right_openalex_work_passes_and_each_wrong_one_gets_its_reason():
     cases = {
         A.ID_MISMATCH: dict(doi="10.1000/other", arxiv_id=None),
         A.TITLE_MISMATCH: dict(title="Residual Scattering Networks for Coastal Sediment Transport"),
-        A.YEAR_MISMATCH: dict(year=2019),
+        A.YEAR_MISMATCH: dict(year=2031),
         A.AUTHORS_MISMATCH: dict(names=("Marta Wrongfield",)),
         A.IMPLAUSIBLE_VALUE: dict(cited=-1),
         A.UNEXPECTED_SHAPE: dict(openalex_id=""),

@@ -17,7 +17,9 @@ What is compared (``PaperEvidence`` is what the listings — and arXiv, for Open
   subtitle), or a title diff with no veto scoring at least ``TITLE_MIN_SCORE`` — the paper
   matcher's own comparison, so ``static``/``dynamic`` stays two papers here too.
 - **year**: within ``YEAR_TOLERANCE`` of a year the listings show (an arXiv record spans its
-  first to its latest version).
+  first to its latest version). A record found by its id may also be older than the listings
+  (a preprint, listed with its later journal year); it may never be newer — a paper cannot appear
+  after a page listed it. A title search, weaker evidence, needs the years to agree.
 - **authors**: some name the listings show can be one of the answer's authors
   (``resolution.names.name_compatibility``: initials and name order allowed, never another family
   name). With no names known there is nothing to contradict.
@@ -132,11 +134,15 @@ def titles_compatible(left: str | None, right: str | None) -> bool:
     return comparison.veto is None and comparison.score >= TITLE_MIN_SCORE
 
 
-def years_compatible(answer: Iterable[int | None], known: Iterable[int | None], tolerance: int = YEAR_TOLERANCE) -> bool:
-    """Some answer year within ``tolerance`` of some known year (true when either side has none)."""
+def years_compatible(answer: Iterable[int | None], known: Iterable[int | None], tolerance: int = YEAR_TOLERANCE,
+                     *, older_ok: bool = False) -> bool:
+    """Some answer year within ``tolerance`` of some known year (true when either side has none);
+    with ``older_ok``, also an answer older than a known year (a preprint of a later publication)."""
     answer = [y for y in answer if y is not None]
     known = [y for y in known if y is not None]
     if not answer or not known:
+        return True
+    if older_ok and min(answer) <= max(known) + tolerance:
         return True
     return any(abs(a - k) <= tolerance for a in answer for k in known)
 
@@ -165,11 +171,11 @@ def _quoted(title: str | None, n: int = 80) -> str:
 
 
 def _paper_checks(title: str | None, years: Sequence[int | None], authors: Sequence[str | None],
-                  known: PaperEvidence, what: str, cut: bool = False) -> Rejection | None:
+                  known: PaperEvidence, what: str, cut: bool = False, by_id: bool = True) -> Rejection | None:
     """The title, year and author checks shared by every paper answer."""
     if known.titles and not any(titles_compatible(title, t) for t in known.titles):
         return Rejection(TITLE_MISMATCH, f"{what} is titled {_quoted(title)}, the listings {_quoted(known.titles[0])}")
-    if not years_compatible(years, known.years):
+    if not years_compatible(years, known.years, older_ok=by_id):
         return Rejection(YEAR_MISMATCH, f"{what} is from {_short(sorted(set(y for y in years if y)))}, "
                                         f"the listings say {_short(known.years)}")
     if not names_agree(known.names, authors):
@@ -188,8 +194,12 @@ def _counts(values: dict[str, Any], what: str, low: int = 0, high: int = MAX_COU
 
 # ---------------------------------------------------------------------------------- arXiv
 
-def check_arxiv_record(record: Any, asked_id: str, known: PaperEvidence = PaperEvidence()) -> Rejection | None:
-    """An ``ArxivRecord`` answered for ``asked_id`` (bare, no version): None when it may be used."""
+def check_arxiv_record(record: Any, asked_id: str, known: PaperEvidence = PaperEvidence(), *,
+                       by: str = "id") -> Rejection | None:
+    """An ``ArxivRecord`` answered for ``asked_id`` (bare, no version): None when it may be used.
+
+    ``by``: ``'id'`` (looked up by its id) or ``'title'`` (an exact-title search's hit).
+    """
     what = f"arXiv {record.arxiv_id}v{record.version}" if record.version else f"arXiv {record.arxiv_id}"
     if record.arxiv_id != asked_id:
         return Rejection(ID_MISMATCH, f"asked arXiv {asked_id}, the answer is {what} {_quoted(record.title)}")
@@ -201,7 +211,7 @@ def check_arxiv_record(record: Any, asked_id: str, known: PaperEvidence = PaperE
     years = [ts.year for ts in (record.published, record.updated) if ts is not None]
     if len(years) == 2:
         years = list(range(years[0], years[1] + 1))
-    return _paper_checks(record.title, years, record.author_names, known, what)
+    return _paper_checks(record.title, years, record.author_names, known, what, by_id=by == "id")
 
 
 # ---------------------------------------------------------------------------------- OpenAlex
@@ -238,7 +248,8 @@ def check_openalex_work(work: Any, *, asked: str, by: str, known: PaperEvidence 
     if bad:
         return bad
     authors = [a.raw_author_name or a.display_name for a in work.authorships]
-    return _paper_checks(work.title, [work.publication_year], authors, known, what, cut=work.is_authors_truncated)
+    return _paper_checks(work.title, [work.publication_year], authors, known, what, cut=work.is_authors_truncated,
+                         by_id=by != "title")
 
 
 def check_openalex_author(author: Any, *, asked_orcid: str | None = None, asked_id: str | None = None,
