@@ -328,8 +328,7 @@ def fill_listing_arxiv_ids(listings: pl.DataFrame, searches: pl.DataFrame) -> pl
 
 # ================================================================================ verification
 
-# What the listings say about a paper, to check an API's answer about it against (sources/answers.py).
-names_agree = answers.names_agree
+names_agree = answers.names_agree   # the author check (sources/answers.py), also used by callers here
 
 
 def _owner_names(profiles: pl.DataFrame) -> pl.DataFrame:
@@ -346,7 +345,9 @@ def _owner_names(profiles: pl.DataFrame) -> pl.DataFrame:
 
 def listing_evidence(listings: pl.DataFrame, profiles: pl.DataFrame, titles: pl.DataFrame | None = None,
                      searches: pl.DataFrame | None = None) -> dict[str, answers.PaperEvidence]:
-    """``arxiv_id → PaperEvidence``: titles, years, names (bylines and profile owners) and the highest
+    """What the listings say about each paper, to check an API's answer about it against.
+
+    ``arxiv_id → PaperEvidence``: titles, years, names (bylines and profile owners) and the highest
     version shown by the listings that carry the id; for an id an exact-title search found, the
     searched title's (``titles`` / ``searches``: ``titles_without_id`` and the title searches)."""
     out: dict[str, answers.PaperEvidence] = {}
