@@ -17,7 +17,7 @@ from datetime import date
 import polars as pl
 
 from pipelines import enrichment, warehouse
-from pipelines.identity.overrides import Overrides, apply_overrides
+from pipelines.identity.overrides import Overrides, apply_overrides, merge_ids
 from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
 from pipelines.resolution import resolve_papers
@@ -154,9 +154,10 @@ def build_core(
         name="owner_name", paper_id="paper_id", source="source", source_profile_id="source_profile_id",
         is_profile_owner=pl.lit(True), author_position=pl.lit(None, pl.Int32), coauthors="byline_authors",
         evidence=pl.lit("profile"), orcid=pl.lit(None, pl.String), openalex_id=pl.lit(None, pl.String),
+        first_seen="first_seen",
     )
     byline_mentions = (
-        latest.select("listing_key", "paper_id", "source", "byline_authors", "owner_name")
+        latest.select("listing_key", "paper_id", "source", "byline_authors", "owner_name", "first_seen")
         .with_columns(author_position=pl.int_ranges(1, pl.col("byline_authors").list.len() + 1))
         .explode(["byline_authors", "author_position"])
         .filter(pl.col("byline_authors").is_not_null())
@@ -170,6 +171,7 @@ def build_core(
             is_profile_owner=pl.lit(False), author_position=pl.col("author_position").cast(pl.Int32),
             coauthors=pl.col("all_names").list.set_difference(pl.concat_list("name")),
             evidence=pl.lit("byline"), orcid=pl.lit(None, pl.String), openalex_id=pl.lit(None, pl.String),
+            first_seen="first_seen",
         )
     )
     mentions = pl.concat([owner_mentions, byline_mentions], how="vertical_relaxed").unique("key", keep="first", maintain_order=True)
@@ -261,9 +263,11 @@ def build_core(
         .sort("paper_id")
     )
 
-    first_seen = author_ids.registry.select("key", "first_seen")
+    # first_seen is the data's: the earliest partition holding any of the person's evidence (the
+    # listing a mention comes from; for an enrichment author list, its paper's listings), so a
+    # backfill of earlier days moves it back. The id registry's first_seen is the run that issued the id.
     authors = (
-        a_members.join(first_seen, on="key", how="left")
+        a_members
         .group_by("author_id").agg(
             # a profile is (site, profile id): the same slug on two sites is two profiles
             pl.concat_str("source", pl.lit(":"), "source_profile_id").drop_nulls().n_unique().cast(pl.Int32).alias("profiles_count"),
@@ -307,7 +311,12 @@ def build_core(
         ("paper", paper_ids.redirects, paper_over.redirects, live_papers),
         ("author", author_ids.redirects, author_over.redirects, live_authors),
     ):
-        old = redirects.filter((pl.col("entity_type") == entity) & (pl.col("reason") != "override")).drop("entity_type")
+        # An override's redirects last while the override does: those of ids a [[merge]] in the
+        # file still names are kept (tonight's merge re-issues them), the others go with their entry.
+        named = list(merge_ids(overrides.for_entity(entity)))
+        old = redirects.filter(
+            (pl.col("entity_type") == entity) & ((pl.col("reason") != "override") | pl.col("old_id").is_in(named))
+        ).drop("entity_type")
         merged = merge_redirects(old, pl.concat([algo, over]), live)
         new_redirects.append(merged.with_columns(entity_type=pl.lit(entity)))
     id_redirects = pl.concat(new_redirects).select("entity_type", "old_id", "new_id", "reason", "redirected_on")
@@ -525,12 +534,14 @@ def _extra_mentions(extra: pl.DataFrame | None, key_to_paper: pl.DataFrame, late
     if rows.height == 0:
         return None
     names = rows.group_by("arxiv_id").agg(pl.col("name").alias("all_names"))
-    return rows.join(names, on="arxiv_id").select(
+    seen = latest.group_by("paper_id").agg(pl.col("first_seen").min())
+    return rows.join(names, on="arxiv_id").join(seen, on="paper_id", how="left").select(
         key=pl.concat_str(pl.col("evidence"), pl.lit(":"), "arxiv_id", pl.lit(":"), _mapped("name", match_key)),
         name="name", paper_id="paper_id", source=pl.col("evidence"), source_profile_id=pl.lit(None, pl.String),
         is_profile_owner=pl.lit(False), author_position=pl.col("author_position").cast(pl.Int32),
         coauthors=pl.col("all_names").list.set_difference(pl.concat_list("name")), evidence="evidence",
         orcid=pl.col("orcid").cast(pl.String), openalex_id=pl.col("openalex_author_id").cast(pl.String),
+        first_seen="first_seen",
     )
 
 

@@ -29,6 +29,12 @@ What a partition's enrichment covers (every table's slice for date D is a snapsh
   OpenAlex's list (evidence ``openalex``) for works arXiv did not give us. ``core`` joins these to
   papers on ``arxiv_id`` (and can on ``title_key``, see ``fill_listing_arxiv_ids``).
 
+Every answer is checked against what was asked before it is kept (``pipelines/sources/answers.py``:
+the id, a compatible title, year and authors, the latest listed arXiv version, a person's name):
+an answer about another paper or person, or one that cannot be read, is a row of the night's
+``rejects`` (``REJECTS_SCHEMA``: ``enrichment.arxiv_rejects`` / ``openalex_rejects``) with its
+reason code, and so are failed lookups. Nothing rejected reaches the other tables, hence ``core``.
+
 Failures never stop the night: an arXiv error entry or an OpenAlex 400 costs that one item;
 an unavailable API is given up after ``max_consecutive_failures`` failures in a row; a spent
 OpenAlex budget (``OpenAlexBudgetExhausted``) stops OpenAlex at once. Everything done so far is
@@ -45,6 +51,7 @@ from typing import Any, Callable, Iterable, Sequence
 import polars as pl
 
 from pipelines.resolution.names import name_compatibility
+from pipelines.sources import answers
 from pipelines.sources.arxiv import (
     ArxivApiError,
     ArxivClient,
@@ -134,6 +141,14 @@ AUTHOR_LISTS_SCHEMA = {
     "orcid": pl.String,
     "openalex_author_id": pl.String,
 }
+REJECTS_SCHEMA = {                    # enrichment.arxiv_rejects / enrichment.openalex_rejects
+    "lookup": pl.String,              # arXiv: 'id' | 'title'; OpenAlex: 'arxiv_doi' | 'title' | 'openalex_id' | 'orcid'
+    "asked": pl.String,               # the id, DOI, ORCID or title asked for
+    "reason": pl.String,              # sources/answers.py REASONS
+    "detail": pl.String,              # one line: what was asked, what came back
+    "answered_id": pl.String,         # the id the turned-down answer carried (arXiv id+version, W…, A…)
+    "rejected_at": _TS,
+}
 TITLES_SCHEMA = {
     "title_key": pl.String,
     "title": pl.String,
@@ -195,14 +210,7 @@ def titles_without_id(listings: pl.DataFrame, profiles: pl.DataFrame) -> pl.Data
     rows = rows.filter(~pl.col("title_key").is_in(with_id.to_list()))
     if rows.height == 0:
         return empty(TITLES_SCHEMA)
-    owners = (
-        profiles.filter(pl.col("name").is_not_null())
-        .sort("partition_date", descending=True)
-        .unique(["source", "source_profile_id"], keep="first")
-        .select("source", "source_profile_id", owner_name="name")
-        if profiles.height else pl.DataFrame(schema={"source": pl.String, "source_profile_id": pl.String, "owner_name": pl.String})
-    )
-    rows = rows.join(owners, on=["source", "source_profile_id"], how="left")
+    rows = rows.join(_owner_names(profiles), on=["source", "source_profile_id"], how="left")
     latest = rows.sort(["partition_date", "title", "year"], descending=[True, False, True], nulls_last=True).group_by(
         "title_key", maintain_order=True).agg(
         pl.col("title").first(),
@@ -320,16 +328,62 @@ def fill_listing_arxiv_ids(listings: pl.DataFrame, searches: pl.DataFrame) -> pl
 
 # ================================================================================ verification
 
-def names_agree(known: Sequence[str] | None, authors: Sequence[str | None]) -> bool:
-    """Whether some name the listings show can be one of the paper's authors.
+names_agree = answers.names_agree   # the author check (sources/answers.py), also used by callers here
 
-    With no known names there is nothing to contradict an exact title. ``name_compatibility``
-    accepts initials and name-order variants, never a different family name.
-    """
-    known = [k for k in (known or []) if k]
-    if not known:
-        return True
-    return any(name_compatibility(k, a) >= 1 for k in known for a in authors if a)
+
+def _owner_names(profiles: pl.DataFrame) -> pl.DataFrame:
+    schema = {"source": pl.String, "source_profile_id": pl.String, "owner_name": pl.String}
+    if profiles.height == 0:
+        return pl.DataFrame(schema=schema)
+    return (
+        profiles.filter(pl.col("name").is_not_null())
+        .sort("partition_date", descending=True)
+        .unique(["source", "source_profile_id"], keep="first")
+        .select("source", "source_profile_id", owner_name="name")
+    )
+
+
+def listing_evidence(listings: pl.DataFrame, profiles: pl.DataFrame, titles: pl.DataFrame | None = None,
+                     searches: pl.DataFrame | None = None) -> dict[str, answers.PaperEvidence]:
+    """What the listings say about each paper, to check an API's answer about it against.
+
+    ``arxiv_id → PaperEvidence``: titles, years, names (bylines and profile owners) and the highest
+    version shown by the listings that carry the id; for an id an exact-title search found, the
+    searched title's (``titles`` / ``searches``: ``titles_without_id`` and the title searches)."""
+    out: dict[str, answers.PaperEvidence] = {}
+    if listings.height:
+        rows = listings.filter(pl.col("arxiv_id").is_not_null())
+        if rows.height:
+            rows = (
+                rows.select("source", "source_profile_id", "title", "year", "arxiv_id", "byline_authors").unique()
+                .join(_owner_names(profiles), on=["source", "source_profile_id"], how="left")
+            )
+            for r in rows.iter_rows(named=True):
+                parsed = parse_arxiv_id(r["arxiv_id"])
+                if parsed is None:
+                    continue
+                found = answers.evidence([r["title"]], [r["year"]], [*(r["byline_authors"] or []), r["owner_name"]],
+                                         parsed[1])
+                out[parsed[0]] = out[parsed[0]].merged(found) if parsed[0] in out else found
+    if titles is not None and searches is not None and titles.height and searches.height:
+        matched = found_title_matches(searches).join(titles, on="title_key")
+        for r in matched.iter_rows(named=True):
+            norm = _normalized_id(r["arxiv_id"])
+            if norm is None:
+                continue
+            found = answers.evidence([r["title"]], [r["year"]], r["names"] or [])
+            out[norm] = out[norm].merged(found) if norm in out else found
+    return out
+
+
+def arxiv_evidence(arxiv_works: pl.DataFrame) -> dict[str, answers.PaperEvidence]:
+    """``arxiv_id → PaperEvidence`` from accepted arXiv records (title, authors, first to latest year)."""
+    out: dict[str, answers.PaperEvidence] = {}
+    for r in arxiv_works.iter_rows(named=True) if arxiv_works.height else ():
+        years = [ts.year for ts in (r.get("published"), r.get("updated")) if ts is not None]
+        out[r["arxiv_id"]] = answers.evidence([r["title"]], range(min(years), max(years) + 1) if years else (),
+                                              r["authors"] or [])
+    return out
 
 
 def align_authorships(names: Sequence[str], authorships: Sequence[Authorship]) -> list[Authorship | None]:
@@ -414,8 +468,9 @@ class ApiGuard:
     """Calls into one API for one night: counts errors, and knows when to stop asking.
 
     ``fatal`` exceptions stop at once (a spent budget, arXiv's persistent ``Rate exceeded.``);
-    ``transient`` ones (unavailable) and ``per_item`` ones (an error answer about one query)
-    stop the API after ``max_consecutive`` in a row. Nothing propagates: the night goes on.
+    ``transient`` ones (unavailable, unreadable answers) and ``per_item`` ones (an error answer
+    about one query) stop the API after ``max_consecutive`` in a row. Nothing propagates: the
+    night goes on.
     """
 
     def __init__(self, api: str, *, fatal: tuple[type[BaseException], ...], transient: tuple[type[BaseException], ...],
@@ -435,7 +490,8 @@ class ApiGuard:
             self.error_sample.append(f"{kind}: {exc}"[:300])
 
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
-        """``(True, value)``, or ``(False, exception)`` when the call failed or the API is stopped."""
+        """``(True, value)``; ``(False, exception)`` when the call failed; ``(False, None)`` when the
+        API is stopped and nothing was sent."""
         if self.stopped:
             return False, None
         try:
@@ -462,10 +518,52 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def failure_reason(exc: BaseException) -> str:
+    """The ``answers`` reason code of a failed lookup."""
+    if isinstance(exc, answers.BadAnswer):
+        return exc.reason
+    for kind, reason in ((OpenAlexBudgetExhausted, answers.BUDGET_EXHAUSTED), (OpenAlexUnavailable, answers.UNAVAILABLE),
+                         (OpenAlexError, answers.REFUSED), (ArxivRateLimited, answers.RATE_LIMITED),
+                         (ArxivApiError, answers.ERROR_ANSWER), (ArxivUnavailable, answers.UNAVAILABLE)):
+        if isinstance(exc, kind):
+            return reason
+    return answers.UNAVAILABLE
+
+
+class Rejects:
+    """The night's rejected lookups of one API (``REJECTS_SCHEMA``): one row per lookup and query."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def add(self, lookup: str, asked: str, reason: str, detail: str, answered_id: str | None = None) -> None:
+        key = (lookup, asked)
+        if key not in self.rows:
+            self.rows[key] = {"lookup": lookup, "asked": asked, "reason": reason, "detail": " ".join(detail.split())[:500],
+                              "answered_id": answered_id, "rejected_at": _now()}
+
+    def rejection(self, lookup: str, asked: str, rejection: answers.Rejection, answered_id: str | None = None) -> None:
+        self.add(lookup, asked, rejection.reason, rejection.detail, answered_id)
+
+    def failure(self, lookup: str, asked: str, exc: BaseException) -> None:
+        self.add(lookup, asked, failure_reason(exc), f"{type(exc).__name__}: {exc}")
+
+    def frame(self) -> pl.DataFrame:
+        rows = sorted(self.rows.values(), key=lambda r: (r["lookup"], r["asked"]))
+        return pl.DataFrame(rows, schema=REJECTS_SCHEMA) if rows else empty(REJECTS_SCHEMA)
+
+    def report(self) -> dict[str, Any]:
+        by_reason: dict[str, int] = {}
+        for row in self.rows.values():
+            by_reason[row["reason"]] = by_reason.get(row["reason"], 0) + 1
+        return {"rejected": len(self.rows), "rejected_by_reason": dict(sorted(by_reason.items()))}
+
+
 @dataclass
 class ArxivEnrichment:
     works: pl.DataFrame             # ARXIV_WORKS_SCHEMA
     title_searches: pl.DataFrame    # TITLE_SEARCH_SCHEMA: the searches made for this partition
+    rejects: pl.DataFrame = field(default_factory=lambda: empty(REJECTS_SCHEMA))
     report: dict[str, Any] = field(default_factory=dict)
 
 
@@ -474,7 +572,9 @@ def enrich_arxiv(client: ArxivClient, *, listings: pl.DataFrame, profiles: pl.Da
     """Fetch the arXiv records for the partition (see the module docstring).
 
     ``listings`` / ``profiles``: staging rows up to ``day``; ``searches``: every
-    ``enrichment.arxiv_title_searches`` row stored so far (this partition's are ignored).
+    ``enrichment.arxiv_title_searches`` row stored so far (this partition's are ignored). Every
+    record is checked against what the listings say (``answers.check_arxiv_record``); what is
+    turned down, and every lookup that failed, is a row of ``rejects``.
     """
     requests_before = client.requests_made
     guard = ApiGuard("arxiv", fatal=(ArxivRateLimited,), transient=(ArxivUnavailable,), per_item=(ArxivApiError,),
@@ -482,22 +582,45 @@ def enrich_arxiv(client: ArxivClient, *, listings: pl.DataFrame, profiles: pl.Da
     previous = _previous(searches, day)
     titles = titles_without_id(listings, profiles)
     wanted = arxiv_ids_to_fetch(listings, titles, previous)
+    known = listing_evidence(listings, profiles, titles, previous)
     records: dict[str, tuple[ArxivRecord, str]] = {}
+    rejects = Rejects()
     missing: list[str] = []
     api_errors: list[str] = []
 
     # 1. By id, one batch per call: a failing batch costs itself, not the batches already fetched.
     ids = list(wanted)
     for start in range(0, len(ids), client.batch_size):
-        ok, got = guard.call(client.fetch_by_ids, ids[start:start + client.batch_size])
+        batch = ids[start:start + client.batch_size]
+        ok, got = guard.call(client.fetch_by_ids, batch)
         if not ok:
+            for arxiv_id in batch if got is not None else ():
+                rejects.failure("id", arxiv_id, got)
             if guard.stopped:
                 break
             continue
         for rec in got:
-            records.setdefault(rec.arxiv_id, (rec, wanted.get(rec.arxiv_id, "id")))
+            rejection = answers.check_arxiv_record(rec, rec.arxiv_id, known.get(rec.arxiv_id, answers.PaperEvidence()))
+            if rejection:
+                rejects.rejection("id", rec.arxiv_id, rejection, _versioned(rec))
+            else:
+                records.setdefault(rec.arxiv_id, (rec, wanted.get(rec.arxiv_id, "id")))
+        instead: dict[str, list[str]] = {}
+        for rec in got.unexpected:
+            for arxiv_id in got.missing_for.get(rec.arxiv_id, []):
+                instead.setdefault(arxiv_id, []).append(_versioned(rec))
+        for arxiv_id in got.missing_ids:
+            if arxiv_id in instead:
+                rejects.add("id", arxiv_id, answers.ID_MISMATCH,
+                            f"asked arXiv {arxiv_id}, the answer holds {', '.join(instead[arxiv_id])} instead",
+                            ",".join(instead[arxiv_id]))
+            else:
+                rejects.add("id", arxiv_id, answers.NOT_FOUND, f"arXiv returned no entry for {arxiv_id}")
         missing += got.missing_ids
-        api_errors += [f"{','.join(e.ids)}: {e.message}" for e in got.errors]
+        for e in got.errors:
+            api_errors.append(f"{','.join(e.ids)}: {e.message}")
+            for arxiv_id in e.ids:
+                rejects.add("id", arxiv_id, answers.ERROR_ANSWER if e.kind == "api_error" else answers.REFUSED, e.message)
 
     # 2. Exact-title searches, capped.
     to_search, backlog = select_arxiv_title_searches(titles, previous, day, limits)
@@ -510,13 +633,17 @@ def enrich_arxiv(client: ArxivClient, *, listings: pl.DataFrame, profiles: pl.Da
                "arxiv_id": None, "detail": None}
         if not ok:
             rows.append({**row, "outcome": ERROR, "detail": f"{type(result).__name__}: {result}"[:500]})
+            if result is not None:
+                rejects.failure("title", t["title"], result)
             continue
         if result is None:
             rows.append({**row, "outcome": NOT_FOUND})
-        elif not names_agree(t["names"], result.author_names):
-            rows.append({**row, "outcome": REJECTED, "arxiv_id": result.arxiv_id,
-                         "detail": f"same title, but none of its authors ({', '.join(result.author_names[:6])}) "
-                                   f"is a name the listings show ({', '.join(t['names'][:6])})"[:500]})
+            continue
+        rejection = answers.check_arxiv_record(result, result.arxiv_id,
+                                               answers.evidence([t["title"]], [t["year"]], t["names"] or []), by="title")
+        if rejection:
+            rows.append({**row, "outcome": REJECTED, "arxiv_id": result.arxiv_id, "detail": rejection.detail[:500]})
+            rejects.rejection("title", t["title"], rejection, _versioned(result))
         else:
             rows.append({**row, "outcome": FOUND, "arxiv_id": result.arxiv_id, "searched_at": result.fetched_at or row["searched_at"]})
             records.setdefault(result.arxiv_id, (result, "title"))
@@ -537,9 +664,14 @@ def enrich_arxiv(client: ArxivClient, *, listings: pl.DataFrame, profiles: pl.Da
         "title_outcomes": dict(sorted(outcomes.items())),
         "title_backlog": backlog + not_reached,
         "requests": client.requests_made - requests_before,
+        **rejects.report(),
         **guard.report(),
     }
-    return ArxivEnrichment(works=works, title_searches=searched, report=report)
+    return ArxivEnrichment(works=works, title_searches=searched, rejects=rejects.frame(), report=report)
+
+
+def _versioned(record: ArxivRecord) -> str:
+    return f"{record.arxiv_id}v{record.version}" if record.version else record.arxiv_id
 
 
 def _arxiv_works_frame(matches: Iterable[tuple[ArxivRecord, str]]) -> pl.DataFrame:
@@ -558,6 +690,7 @@ class OpenAlexEnrichment:
     works: pl.DataFrame             # OPENALEX_WORKS_SCHEMA
     authors: pl.DataFrame           # OPENALEX_AUTHORS_SCHEMA
     author_lists: pl.DataFrame      # AUTHOR_LISTS_SCHEMA (arXiv lists too: built here, after both APIs)
+    rejects: pl.DataFrame = field(default_factory=lambda: empty(REJECTS_SCHEMA))
     report: dict[str, Any] = field(default_factory=dict)
 
 
@@ -570,7 +703,10 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
     ``searches``: every ``enrichment.arxiv_title_searches`` row, this partition's included (they
     were just written); ``arxiv_works``: this partition's ``enrichment.arxiv_works``;
     ``previously_matched``: title keys OpenAlex matched on earlier nights. With ``client=None``
-    (OpenAlex not available) the author lists come from arXiv alone.
+    (OpenAlex not available) the author lists come from arXiv alone. Every work is checked
+    against the arXiv record and the listings, every person against the names their ORCID was
+    found under (``sources/answers.py``); what is turned down, and every failed lookup, is a row
+    of ``rejects``.
     """
     titles = titles_without_id(listings, profiles)
     wanted = arxiv_ids_to_fetch(listings, titles, searches)
@@ -579,19 +715,36 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
     if client is None:
         report["stopped"] = "OpenAlex not configured"
         return OpenAlexEnrichment(_openalex_works_frame([]), empty(OPENALEX_AUTHORS_SCHEMA),
-                                  build_author_lists(arxiv_works, []), report)
+                                  build_author_lists(arxiv_works, []), report=report)
     requests_before, hits_before = client.requests_made, client.cache_hits
     guard = ApiGuard("openalex", fatal=(OpenAlexBudgetExhausted,), transient=(OpenAlexUnavailable,),
                      per_item=(OpenAlexError,), max_consecutive=limits.max_consecutive_failures)
+    rejects = Rejects()
+    known = listing_evidence(listings, profiles, titles, searches)
+    for arxiv_id, from_arxiv in arxiv_evidence(arxiv_works).items():
+        known[arxiv_id] = known[arxiv_id].merged(from_arxiv) if arxiv_id in known else from_arxiv
     not_found = 0
     for arxiv_id in wanted:
+        asked = f"10.48550/arxiv.{arxiv_id}"
         ok, work = guard.call(client.work_by_arxiv_id, arxiv_id)
-        if guard.stopped:
-            break
-        if ok and work is None:
+        if not ok:
+            if work is not None:
+                rejects.failure("arxiv_doi", asked, work)
+            if guard.stopped:
+                break
+            continue
+        if work is None:
             not_found += 1
-        elif ok:
-            works.setdefault(work.openalex_id, work)
+            rejects.add("arxiv_doi", asked, answers.NOT_FOUND, f"OpenAlex has no work with doi:{asked} (HTTP 404)")
+            continue
+        rejection = answers.check_openalex_work(work, asked=arxiv_id, by="arxiv_doi",
+                                                known=known.get(arxiv_id, answers.PaperEvidence()))
+        if rejection:
+            rejects.rejection("arxiv_doi", asked, rejection, work.openalex_id or None)
+            continue
+        if work.arxiv_id is None:            # its DOI is the arXiv DOI asked for
+            work = replace(work, arxiv_id=arxiv_id)
+        works.setdefault(work.openalex_id, work)
 
     to_search, backlog = titles_for_openalex(titles, searches, day, limits.max_title_searches, previously_matched)
     searched = title_found = title_rejected = 0
@@ -600,19 +753,36 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
             break
         searched += 1
         ok, work = guard.call(client.search_work_by_title, t["title"], t["year"])
-        if not ok or work is None:
+        if not ok:
+            if work is not None:
+                rejects.failure("title", t["title"], work)
             continue
+        if work is None:
+            rejects.add("title", t["title"], answers.NOT_FOUND, "no OpenAlex work with this exact title and a year "
+                                                                f"within one of {t['year']}")
+            continue
+        title_known = answers.evidence([t["title"]], [t["year"]], t["names"] or [])
         if work.is_authors_truncated:
             # List answers cut authorships at 100: the work itself has them all (and the
             # author check below needs them).
             ok, full = guard.call(client.work_by_id, work.openalex_id)
+            if not ok and full is not None:
+                rejects.failure("openalex_id", work.openalex_id, full)
             if guard.stopped:
                 break
-            if ok and full is not None:
-                work = replace(full, matched_by="title")
-        names = [a.raw_author_name or a.display_name for a in work.authorships]
-        if not names_agree(t["names"], names):
+            if ok and full is None:
+                rejects.add("openalex_id", work.openalex_id, answers.NOT_FOUND,
+                            f"OpenAlex has no work {work.openalex_id} (HTTP 404), though its title search returned it")
+            elif ok:
+                rejection = answers.check_openalex_work(full, asked=work.openalex_id, by="openalex_id", known=title_known)
+                if rejection:
+                    rejects.rejection("openalex_id", work.openalex_id, rejection, full.openalex_id or None)
+                else:
+                    work = replace(full, matched_by="title")
+        rejection = answers.check_openalex_work(work, asked=t["title"], by="title", known=title_known)
+        if rejection:
             title_rejected += 1
+            rejects.rejection("title", t["title"], rejection, work.openalex_id)
             continue
         title_found += 1
         works.setdefault(work.openalex_id, work)
@@ -621,6 +791,7 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
     # Authors by ORCID: the profile owners first (the people this warehouse is about), then the rest.
     owners = profiles["name"].drop_nulls().unique().to_list() if profiles.height else []
     orcids: dict[str, tuple[int, str]] = {}
+    found_as: dict[str, list[str]] = {}
     for work in works.values():
         for a in work.authorships:
             if not a.orcid:
@@ -629,16 +800,27 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
                         for o in owners)
             rank = (0 if owner else 1, a.orcid)
             orcids[a.orcid] = min(orcids.get(a.orcid, rank), rank)
+            found_as.setdefault(a.orcid, []).extend(n for n in (a.raw_author_name, a.display_name) if n)
     ordered = [o for o, _ in sorted(orcids.items(), key=lambda kv: kv[1])]
     authors = []
-    asked = 0
+    asked_authors = 0
     for orcid in ordered[: max(0, limits.max_author_lookups)]:
         if guard.stopped:
             break
-        asked += 1
+        asked_authors += 1
         ok, author = guard.call(client.author_by_orcid, orcid)
-        if ok and author is not None:
-            authors.append(author)
+        if not ok:
+            if author is not None:
+                rejects.failure("orcid", orcid, author)
+            continue
+        if author is None:
+            rejects.add("orcid", orcid, answers.NOT_FOUND, f"OpenAlex has no person with ORCID {orcid} (HTTP 404)")
+            continue
+        rejection = answers.check_openalex_author(author, asked_orcid=orcid, names=found_as.get(orcid, []))
+        if rejection:
+            rejects.rejection("orcid", orcid, rejection, author.openalex_id or None)
+            continue
+        authors.append(author)
 
     work_list = sorted(works.values(), key=lambda w: w.openalex_id)
     works_frame = _openalex_works_frame(work_list)
@@ -651,18 +833,19 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
         "title_rejected": title_rejected,
         "title_backlog": backlog,
         "orcids_known": len(ordered),
-        "authors_requested": asked,
+        "authors_requested": asked_authors,
         "authors": len(authors),
-        "author_backlog": len(ordered) - asked,
+        "author_backlog": len(ordered) - asked_authors,
         "requests": client.requests_made - requests_before,
         "cache_hits": client.cache_hits - hits_before,
         "budget_used_today": client.budget_used(),
         "daily_budget": client.daily_budget,
+        **rejects.report(),
         **guard.report(),
     })
     return OpenAlexEnrichment(
         works=works_frame, authors=_openalex_authors_frame(authors),
-        author_lists=build_author_lists(arxiv_works, work_list), report=report,
+        author_lists=build_author_lists(arxiv_works, work_list), rejects=rejects.frame(), report=report,
     )
 
 

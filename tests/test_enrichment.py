@@ -1,17 +1,15 @@
 """Enrichment (arXiv + OpenAlex) and the live page source, wired into Dagster.
 
-Never the network: fake APIs on 127.0.0.1 (``tests/httpserver.py``) answer from the recorded
+Never the network: fake APIs on 127.0.0.1 (``tests/fake_apis.py``) answer from the recorded
 responses in ``tests/fixtures/enrichment/`` (invented test data, see its README). The staging
 tables are filled from the bundled sample pages with the real landing/staging code.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 from datetime import date, timedelta
 from pathlib import Path
-from urllib.parse import parse_qs
 
 import dagster as dg
 import polars as pl
@@ -31,19 +29,18 @@ from pipelines.resources import (
 from pipelines.resources.live import project_url_is_set, user_agent
 from pipelines.sources.folder import BUNDLED_SAMPLES, FolderSource
 from pipelines.sources.openalex import Authorship, OpenAlexWork
-from pipelines.textnorm import match_key
 
 try:
+    from tests.fake_apis import FakeArxiv, fake_openalex
     from tests.httpserver import LocalHttpServer, Reply
 except ImportError:
+    from fake_apis import FakeArxiv, fake_openalex
     from httpserver import LocalHttpServer, Reply
 
-FIXTURES = Path(__file__).parent / "fixtures" / "enrichment"
 HTML_FIXTURES = Path(__file__).parent / "fixtures" / "html"
 DAY = date(2026, 11, 21)
 MAILTO = "enrichment-tests@example.org"
 DYNATRAIN, CALM, COLLISION = "2604.02156", "2512.16011", "2510.99001"
-HONPAS = "The static parallel distribution algorithms for hybrid density-functional calculations in HONPAS package"
 YUNQUAN_ORCID, DANING_ORCID = "0000-0002-7351-1405", "0000-0003-3821-9043"
 
 
@@ -52,58 +49,6 @@ def _no_contact(monkeypatch):
     """Enrichment switches itself on when a contact is set: never by accident here."""
     monkeypatch.delenv("SCHOLARHOUSE_CONTACT", raising=False)
     monkeypatch.delenv("SCHOLARHOUSE_SOURCE", raising=False)
-
-
-# ============================================================================ fake APIs
-
-class FakeArxiv:
-    """``/api/query``: ``id_list`` and ``ti:"phrase"`` answered from the recorded entries."""
-
-    def __init__(self) -> None:
-        self.feed = (FIXTURES / "arxiv" / "feed.xml").read_text()
-        self.entries: dict[str, tuple[str, str]] = {}
-        for path in sorted((FIXTURES / "arxiv").glob("*.xml")):
-            if path.name == "feed.xml":
-                continue
-            xml = path.read_text()
-            title = re.search(r"<title>(.*?)</title>", xml, re.S).group(1)
-            self.entries[path.stem] = (match_key(title), xml)
-        self.fail_after: int | None = None   # answer 503 once this many requests were served
-        self.served = 0
-
-    def __call__(self, req) -> Reply:
-        if self.fail_after is not None and self.served >= self.fail_after:
-            return Reply(503, "Service Unavailable", content_type="text/plain")
-        self.served += 1
-        params = parse_qs(req.query)
-        if params.get("id_list"):
-            chosen = [self.entries[i][1] for i in params["id_list"][0].split(",") if i in self.entries]
-        else:
-            phrase = re.fullmatch(r'ti:"(.*)"', params["search_query"][0]).group(1)
-            chosen = [xml for key, xml in self.entries.values() if f" {phrase} " in f" {key} "]
-        body = self.feed.format(query=req.query.replace("&", "&amp;"), total=len(chosen), entries="\n".join(chosen))
-        return Reply(200, body, content_type="application/atom+xml; charset=utf-8")
-
-
-def fake_openalex(server: LocalHttpServer) -> LocalHttpServer:
-    folder = FIXTURES / "openalex"
-    js = "application/json"
-    for path in folder.glob("work_*.json"):
-        ident = path.stem.removeprefix("work_")
-        route = f"/works/{ident}" if ident.startswith("W") else f"/works/doi:10.48550/arxiv.{ident}"
-        server.route(route, Reply(200, path.read_text(), content_type=js))
-    for path in folder.glob("author_*.json"):
-        server.route(f"/authors/orcid:{path.stem.removeprefix('author_')}", Reply(200, path.read_text(), content_type=js))
-    honpas = (folder / "title_search_honpas.json").read_text()
-    nothing = (folder / "works_empty.json").read_text()
-
-    def works(req) -> Reply:
-        flt = parse_qs(req.query).get("filter", [""])[0]
-        found = flt == f"title.search:{match_key(HONPAS)}"
-        return Reply(200, honpas if found else nothing, content_type=js)
-
-    server.route("/works", works)
-    return server
 
 
 @pytest.fixture

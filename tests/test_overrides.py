@@ -69,3 +69,19 @@ def test_unmatched_entries_are_reported(tmp_path):
 def test_malformed_files_fail_with_a_clear_error(tmp_path, text):
     with pytest.raises(OverridesError):
         load_overrides(write(tmp_path, text))
+
+
+def test_a_merge_finds_last_nights_loser_again_and_keeps_the_survivor(tmp_path):
+    """Last night's merge redirected A2 → A1, but A2 is still the algorithm's id for its evidence
+    tonight (the registry keeps home ids): the entry must merge it again, not report it unmatched."""
+    o = load_overrides(write(tmp_path, '[[merge]]\nentity = "author"\nids = ["A2", "A1"]\n'))
+    ages = {"A1": date(2026, 1, 1), "A2": date(2026, 2, 1)}
+    res = apply_overrides(author_members(), o.for_entity("author"), prefix="A", id_age=ages,
+                          redirects={"A2": "A1"}, today=TODAY)
+    assert not res.unmatched and len(res.applied) == 1
+    assert set(res.members.filter(pl.col("key").is_in(["o1", "b1"]))["id"]) == {"A1"}
+    assert res.redirects.select("old_id", "new_id", "reason").rows() == [("A2", "A1", "override")]
+    # the algorithm now puts both in one entity: the entry holds, and says so
+    together = author_members().with_columns(id=pl.when(pl.col("id") == "A2").then(pl.lit("A1")).otherwise(pl.col("id")))
+    res = apply_overrides(together, o.for_entity("author"), prefix="A", id_age=ages, redirects={"A2": "A1"}, today=TODAY)
+    assert not res.unmatched and res.applied == ["merge ['A2', 'A1']: already one entity, A1"]

@@ -19,7 +19,7 @@ CONTRACT_TABLES = [
     "marts.author_metrics", "marts.citations", "marts.paper_scores", "marts.author_scores",
     "marts.collaboration_edges",
     "enrichment.arxiv_works", "enrichment.arxiv_title_searches", "enrichment.openalex_works",
-    "enrichment.openalex_authors", "enrichment.author_lists",
+    "enrichment.openalex_authors", "enrichment.author_lists", "enrichment.arxiv_rejects", "enrichment.openalex_rejects",
 ]
 # Append-only id registries, written with the core tables and validated by the core.papers /
 # core.authors suites (their "registry" batches); they are not assets of their own.

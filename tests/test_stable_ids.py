@@ -5,7 +5,7 @@ from datetime import date
 import polars as pl
 import pytest
 
-from pipelines.identity.stable_ids import REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
+from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
 
 D1, D2, D3 = date(2026, 1, 1), date(2026, 1, 2), date(2026, 1, 3)
 EMPTY = pl.DataFrame(schema=REGISTRY_SCHEMA)
@@ -78,3 +78,14 @@ def test_every_key_is_registered_once(n):
     m = members({f"k{i}": str(i % 7) for i in range(n)})
     r = assign_stable_ids(m, EMPTY, prefix="P", today=D1)
     assert r.registry["key"].n_unique() == r.registry.height == n
+
+
+def test_a_redirect_issued_again_keeps_its_first_date():
+    def frame(rows):
+        return pl.DataFrame(rows, schema=REDIRECT_SCHEMA, orient="row")
+
+    first = frame([("A2", "A1", "override", date(2026, 11, 21))])
+    again = merge_redirects(first, frame([("A2", "A1", "override", date(2026, 11, 24))]), {"A1"})
+    assert again.rows() == [("A2", "A1", "override", date(2026, 11, 21))]
+    moved = merge_redirects(first, frame([("A2", "A3", "merged", date(2026, 11, 24))]), {"A3"})
+    assert moved.rows() == [("A2", "A3", "merged", date(2026, 11, 24))]   # a new decision: its own date

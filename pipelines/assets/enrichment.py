@@ -2,9 +2,15 @@
 
 Two steps per partition, each replacing its tables' slice in one transaction:
 
-1. ``arxiv_enrichment`` → ``enrichment/arxiv_works``, ``enrichment/arxiv_title_searches``
+1. ``arxiv_enrichment`` → ``enrichment/arxiv_works``, ``enrichment/arxiv_title_searches``,
+   ``enrichment/arxiv_rejects``
 2. ``openalex_enrichment`` → ``enrichment/openalex_works``, ``enrichment/openalex_authors``,
-   ``enrichment/author_lists`` (built here, after both APIs: arXiv's lists carry OpenAlex's ORCIDs)
+   ``enrichment/author_lists`` (built here, after both APIs: arXiv's lists carry OpenAlex's ORCIDs),
+   ``enrichment/openalex_rejects``
+
+Every answer is checked against what was asked before it is kept (``pipelines/sources/answers.py``);
+the ones turned down, and every failed lookup, are the ``*_rejects`` rows with their reason, and
+the step logs a warning with their count.
 
 They read ``staging`` (not ``core``: core reads ``enrichment.author_lists``, so core runs after
 these). What is looked up, and why: ``pipelines/enrichment.py``. Whether it runs at all:
@@ -42,6 +48,12 @@ ARXIV_TABLES = {
         "and their outcome: found, not_found, rejected (same title, no author in common) or error.",
         ["title", "outcome", "arxiv_id", "detail"],
     ),
+    "arxiv_rejects": (
+        enrich.REJECTS_SCHEMA,
+        "arXiv lookups that gave nothing usable, with the reason: an answer about another paper or version, "
+        "an unreadable answer (error entry, invalid XML, HTML page, oversize), not found, or no answer.",
+        ["lookup", "asked", "reason", "detail"],
+    ),
 }
 OPENALEX_TABLES = {
     "openalex_works": (
@@ -62,6 +74,13 @@ OPENALEX_TABLES = {
         "One row per author of each enriched paper: the full list that replaces truncated bylines as "
         "authorship evidence (core joins it on arxiv_id), with ORCID and OpenAlex author id where known.",
         ["arxiv_id", "author_position", "name", "evidence", "orcid"],
+    ),
+    "openalex_rejects": (
+        enrich.REJECTS_SCHEMA,
+        "OpenAlex lookups that gave nothing usable, with the reason: another work or person than asked "
+        "(other DOI, merged id, incompatible title/year/authors/name), an unreadable answer (error JSON, "
+        "invalid JSON, HTML page, empty list, oversize), not found, or no answer.",
+        ["lookup", "asked", "reason", "detail"],
     ),
 }
 # What downstream steps depend on (core reads author_lists and, for title matches,
@@ -99,6 +118,16 @@ def _report(reports: dict[date, dict[str, Any]]) -> dict[str, Any]:
     if len(reports) == 1:
         return next(iter(reports.values()))
     return {"by_partition": {d.isoformat(): r for d, r in sorted(reports.items())}}
+
+
+def _warn_rejects(context: dg.AssetExecutionContext, api: str, day: date, report: dict[str, Any]) -> None:
+    """One warning line per problem: turned-down answers (by reason), and an API given up for the night."""
+    if report.get("rejected"):
+        reasons = ", ".join(f"{reason} {n}" for reason, n in report["rejected_by_reason"].items())
+        context.log.warning(f"{api} {day}: {report['rejected']} lookups rejected ({reasons}); "
+                            f"see enrichment.{api.lower()}_rejects")
+    if report.get("stopped"):
+        context.log.warning(f"{api} stopped for {day}: {report['stopped']}")
 
 
 def _write_empty(warehouse_db: WarehouseResource, tables: dict, days: list[date]) -> None:
@@ -151,16 +180,18 @@ def arxiv_enrichment(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
                                          day=day, limits=limits)
             works = enrich.with_partition(result.works, day)
             searched = enrich.with_partition(result.title_searches, day)
+            rejected = enrich.with_partition(result.rejects, day)
             with warehouse_db.connect() as con:
                 warehouse.replace_slice(
-                    con, [("enrichment.arxiv_works", works), ("enrichment.arxiv_title_searches", searched)],
+                    con, [("enrichment.arxiv_works", works), ("enrichment.arxiv_title_searches", searched),
+                          ("enrichment.arxiv_rejects", rejected)],
                     where="partition_date = ?", params=[day],
                 )
             frames["arxiv_works"].append(works)
             frames["arxiv_title_searches"].append(searched)
+            frames["arxiv_rejects"].append(rejected)
             reports[day] = result.report
-            if result.report.get("stopped"):
-                context.log.warning(f"arXiv stopped for {day}: {result.report['stopped']}")
+            _warn_rejects(context, "arXiv", day, result.report)
     yield from _emit(ARXIV_TABLES, frames, {"enrichment": "enabled", "arxiv": _report(reports),
                                             "api": enrichment.describe()})
 
@@ -198,7 +229,8 @@ def openalex_enrichment(context: dg.AssetExecutionContext, warehouse_db: Warehou
                 api.openalex, listings=listings, profiles=profiles, searches=searches, arxiv_works=arxiv_works,
                 day=day, limits=limits, previously_matched=[m[0] for m in matched],
             )
-            out = {"openalex_works": result.works, "openalex_authors": result.authors, "author_lists": result.author_lists}
+            out = {"openalex_works": result.works, "openalex_authors": result.authors, "author_lists": result.author_lists,
+                   "openalex_rejects": result.rejects}
             out = {name: enrich.with_partition(frame, day) for name, frame in out.items()}
             with warehouse_db.connect() as con:
                 warehouse.replace_slice(con, [(f"enrichment.{name}", frame) for name, frame in out.items()],
@@ -206,7 +238,6 @@ def openalex_enrichment(context: dg.AssetExecutionContext, warehouse_db: Warehou
             for name, frame in out.items():
                 frames[name].append(frame)
             reports[day] = result.report
-            if result.report.get("stopped"):
-                context.log.warning(f"OpenAlex stopped for {day}: {result.report['stopped']}")
+            _warn_rejects(context, "OpenAlex", day, result.report)
     yield from _emit(OPENALEX_TABLES, frames, {"enrichment": "enabled", "openalex": _report(reports),
                                                "api": enrichment.describe()})

@@ -11,8 +11,13 @@ entries, applied after the matchers and the stable-id step, in this order:
 ``[[merge]]``   these ids are one entity: ``entity = "author" | "paper", ids = ["A…", "A…"]``;
                 the oldest id survives and the others are redirected (reason ``override``).
 
-Ids may be old (redirected) ids: they are followed to the surviving id first. An entry that
-matches nothing is reported, never silently ignored. No Dagster imports.
+Ids may be old (redirected) ids: each is followed along ``core.id_redirects`` to the nearest id
+that exists tonight — itself if it still has evidence. That includes the redirects an entry left
+on earlier nights: the loser of last night's ``[[merge]]`` is still the algorithm's id for its
+evidence tonight (the registry keeps each key's home id), so the entry finds it again and merges
+it again, with the same survivor, every night. A merge whose ids already are one entity (the
+algorithm now agrees) is reported as holding. An entry that matches nothing is reported, never
+silently ignored. No Dagster imports.
 """
 
 from __future__ import annotations
@@ -111,7 +116,12 @@ def apply_overrides(
     """members: ``key``, ``id``, ``label`` (name variant or title), ``profile`` (``source:profile_id`` or null)."""
     applied: list[str] = []
     unmatched: list[str] = []
-    follow = lambda i: _follow(i, redirects)  # noqa: E731
+
+    def follow(identifier: str) -> str:
+        """The nearest id along the redirects that has evidence now (else the chain's end)."""
+        chain = _chain(identifier, redirects)
+        live = set(members["id"].unique().to_list())
+        return next((i for i in chain if i in live), chain[-1])
 
     for split in overrides.splits:
         target = follow(split["id"])
@@ -138,10 +148,14 @@ def apply_overrides(
 
     redirect_rows = []
     for merge in overrides.merges:
-        ids = sorted({follow(i) for i in merge["ids"]})
-        present = set(members.filter(pl.col("id").is_in(ids))["id"].unique().to_list())
-        if len(present) < 2:
+        live = set(members["id"].unique().to_list())
+        found = {i: next((c for c in _chain(i, redirects) if c in live), None) for i in merge["ids"]}
+        present = {c for c in found.values() if c is not None}
+        if sum(c is not None for c in found.values()) < 2:
             unmatched.append(f"merge {merge['ids']}: fewer than two of these ids exist now")
+            continue
+        if len(present) == 1:
+            applied.append(f"merge {merge['ids']}: already one entity, {present.pop()}")
             continue
         survivor = min(present, key=lambda i: (id_age.get(i, today), i))
         losers = sorted(present - {survivor})
@@ -157,9 +171,15 @@ def apply_overrides(
     )
 
 
-def _follow(identifier: str, redirects: dict[str, str]) -> str:
-    seen = set()
-    while identifier in redirects and identifier not in seen:
-        seen.add(identifier)
+def _chain(identifier: str, redirects: dict[str, str]) -> list[str]:
+    """``identifier`` and the ids it was redirected to, in order (a cycle stops the walk)."""
+    chain = [identifier]
+    while identifier in redirects and redirects[identifier] not in chain:
         identifier = redirects[identifier]
-    return identifier
+        chain.append(identifier)
+    return chain
+
+
+def merge_ids(overrides: Overrides) -> set[str]:
+    """Every id a ``[[merge]]`` entry names: their override redirects of earlier nights stay."""
+    return {i for m in overrides.merges for i in m["ids"]}

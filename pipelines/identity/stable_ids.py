@@ -106,10 +106,17 @@ def assign_stable_ids(
 
 
 def merge_redirects(existing: pl.DataFrame, new: pl.DataFrame, live_ids: set[str]) -> pl.DataFrame:
-    """Accumulate redirects and collapse chains (a→b, b→c ⇒ a→c). An id that is live again is not redirected."""
+    """Accumulate redirects and collapse chains (a→b, b→c ⇒ a→c). An id that is live again is not redirected.
+
+    A redirect issued again (same old id, target and reason: the same merge seen on another night)
+    keeps the date it was first made, so an unchanged warehouse gives identical rows every night.
+    """
     rows = {}
     for frame in (existing, new):
         for old, new_id, reason, when in frame.select(list(REDIRECT_SCHEMA)).iter_rows():
+            before = rows.get(old)
+            if before is not None and before[:2] == (new_id, reason) and before[2] is not None and when is not None:
+                when = min(when, before[2])
             rows[old] = (new_id, reason, when)
     resolved = []
     for old, (target, reason, when) in rows.items():

@@ -20,6 +20,13 @@ The feed's traps, handled here:
 - Titles, abstracts, comments are hard-wrapped: whitespace is collapsed (text otherwise raw —
   LaTeX is kept; normalised copies are made downstream).
 - An unknown (well-formed) id comes back as an entry without a title, or not at all: "missing".
+  An entry for an id that was not asked is kept aside (``ArxivRecordList.unexpected``), never
+  taken for one that was.
+- Answers that cannot be read raise ``ArxivBadAnswer`` (an ``ArxivUnavailable``) with a reason
+  code from ``sources/answers.py``, and are not cached: a body over ``max_body_bytes``
+  (``oversize``), a page that is not XML (an HTML page: ``wrong_content_type``), XML that does not
+  parse (``invalid_body``), a document that is not an Atom feed (``unexpected_shape``). Whether a
+  readable record is the paper asked about is the caller's check (``answers.check_arxiv_record``).
 - One request every 3 s (``min_interval_s``; the shared ``PoliteHttp`` enforces it per host).
 
 Responses are cached (``SourceCache.api_responses``, key = request URL) for ``cache_ttl_s``, so
@@ -39,8 +46,9 @@ from urllib.parse import urlencode, urlsplit
 
 import polars as pl
 
+from pipelines.sources import answers
 from pipelines.sources.cache import SourceCache
-from pipelines.sources.http import PoliteHttp
+from pipelines.sources.http import OVERSIZE, PoliteHttp
 from pipelines.textnorm import match_key
 
 DEFAULT_BASE_URL = "https://export.arxiv.org/api/query"
@@ -73,6 +81,14 @@ class ArxivRateLimited(RuntimeError):
 
 class ArxivUnavailable(RuntimeError):
     """No usable answer from arXiv (timeouts, 5xx after retries, not an Atom feed)."""
+
+
+class ArxivBadAnswer(ArxivUnavailable, answers.BadAnswer):
+    """An answer that cannot be read (``reason``: an ``answers`` code); see the module docstring."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -125,14 +141,19 @@ class ArxivFeed:
 class ArxivRecordList(list):
     """``fetch_by_ids``'s answer: a list of records, plus what could not be had.
 
-    ``errors``: error entries / malformed ids; ``missing_ids``: well-formed ids arXiv did not return.
+    ``errors``: error entries / malformed ids; ``missing_ids``: well-formed ids arXiv did not return;
+    ``unexpected``: records arXiv returned for ids that were not asked (``missing_for``: which
+    asked ids were missing from the batch that brought each).
     """
 
     def __init__(self, records: Iterable[ArxivRecord] = (), errors: Sequence[ArxivError] = (),
-                 missing_ids: Sequence[str] = ()) -> None:
+                 missing_ids: Sequence[str] = (), unexpected: Sequence[ArxivRecord] = (),
+                 missing_for: dict[str, list[str]] | None = None) -> None:
         super().__init__(records)
         self.errors: list[ArxivError] = list(errors)
         self.missing_ids: list[str] = list(missing_ids)
+        self.unexpected: list[ArxivRecord] = list(unexpected)
+        self.missing_for: dict[str, list[str]] = dict(missing_for or {})
 
 
 # ------------------------------------------------------------------------------------ ids
@@ -249,10 +270,11 @@ def parse_feed(body: bytes, *, query_url: str | None = None, fetched_at: datetim
     try:
         root = ET.fromstring(body)
     except ET.ParseError as exc:
-        snippet = body[:120].decode("utf-8", errors="replace")
-        raise ArxivUnavailable(f"arXiv answer is not an Atom feed ({exc}): {snippet!r}") from exc
+        raise ArxivBadAnswer(answers.INVALID_BODY, f"arXiv answer is not valid XML ({exc}): {len(body)} bytes, "
+                                                   f"ends {body[-40:]!r} ({query_url})") from exc
     if root.tag != f"{{{NS['atom']}}}feed":
-        raise ArxivUnavailable(f"arXiv answer is not an Atom feed (root element {root.tag!r})")
+        raise ArxivBadAnswer(answers.UNEXPECTED_SHAPE, f"arXiv answer is not an Atom feed (root element {root.tag!r}) "
+                                                       f"({query_url})")
     total_text = _text(root, "opensearch:totalResults")
     try:
         total = int(total_text) if total_text is not None else None
@@ -328,8 +350,16 @@ class ArxivClient:
                 if attempt < self.rate_exceeded_retries:
                     self.http.limiter.defer(self._host, self.rate_exceeded_backoff_s * (2 ** attempt))
                 continue
+            if res.error == OVERSIZE:
+                raise ArxivBadAnswer(answers.OVERSIZE, f"arXiv answer larger than {self.max_body_bytes} bytes, "
+                                                       f"abandoned ({url})")
             if not res.ok:
                 raise ArxivUnavailable(f"arXiv request failed: {res.error_detail or res.error} ({url})")
+            ctype = (res.header("content-type") or "").split(";")[0].strip().lower()
+            if ctype and "xml" not in ctype:
+                snippet = " ".join(res.body[:160].decode("utf-8", errors="replace").split())[:80]
+                raise ArxivBadAnswer(answers.WRONG_CONTENT_TYPE, f"arXiv answered {ctype}, not an Atom feed: "
+                                                                 f"{snippet!r} ({url})")
             feed = parse_feed(res.body, query_url=url, fetched_at=fetched_at)
             if self.cache is not None and not feed.errors:
                 self.cache.put_api_response(key, url, res.status or 200, res.body, fetched_at)
@@ -349,16 +379,19 @@ class ArxivClient:
             if parsed[0] not in wanted:
                 wanted.append(parsed[0])
         found: dict[str, ArxivRecord] = {}
+        unexpected: list[tuple[ArxivRecord, list[str]]] = []
         # Sorted batches: the same set of ids makes the same requests, so the cache answers re-runs.
         ordered = sorted(wanted)
         for start in range(0, len(ordered), self.batch_size):
-            self._fetch_batch(ordered[start:start + self.batch_size], found, errors)
+            self._fetch_batch(ordered[start:start + self.batch_size], found, errors, unexpected)
         records = [found[i] for i in wanted if i in found]
         errored = {i for e in errors for i in e.ids}
         missing = [i for i in wanted if i not in found and i not in errored]
-        return ArxivRecordList(records, errors, missing)
+        missing_for = {rec.arxiv_id: [i for i in batch if i in missing] for rec, batch in unexpected}
+        return ArxivRecordList(records, errors, missing, [rec for rec, _ in unexpected], missing_for)
 
-    def _fetch_batch(self, batch: list[str], found: dict[str, ArxivRecord], errors: list[ArxivError]) -> None:
+    def _fetch_batch(self, batch: list[str], found: dict[str, ArxivRecord], errors: list[ArxivError],
+                     unexpected: list[tuple[ArxivRecord, list[str]]]) -> None:
         feed = self.query({"id_list": ",".join(batch), "start": 0, "max_results": len(batch)})
         if feed.errors:
             if len(batch) == 1:
@@ -367,12 +400,17 @@ class ArxivClient:
                 )
                 return
             middle = len(batch) // 2
-            self._fetch_batch(batch[:middle], found, errors)
-            self._fetch_batch(batch[middle:], found, errors)
+            self._fetch_batch(batch[:middle], found, errors, unexpected)
+            self._fetch_batch(batch[middle:], found, errors, unexpected)
             return
         for record in feed.records:
             if record.arxiv_id in batch:
-                found[record.arxiv_id] = record
+                # Several entries for one id (versions): the latest is the answer.
+                held = found.get(record.arxiv_id)
+                if held is None or (record.version or 0) >= (held.version or 0):
+                    found[record.arxiv_id] = record
+            else:
+                unexpected.append((record, batch))
 
     def search_title(self, title: str, *, max_results: int = 10) -> ArxivRecord | None:
         """The arXiv record with exactly this title (compared by ``match_key``), else None.

@@ -21,6 +21,15 @@ Responses are cached by request URL (without ``mailto``/``api_key``) for ``cache
 (default 20 h: a nightly run refreshes citation counts, a re-run the same night does not refetch);
 404s are cached too. Cached answers cost no budget.
 
+Answers that cannot be used raise ``OpenAlexBadAnswer`` (an ``OpenAlexError``) with a reason code
+from ``sources/answers.py`` and are never cached: a body over ``max_body_bytes`` (``oversize``),
+a 200 that is not JSON (an HTML page: ``wrong_content_type``), JSON that does not parse
+(``invalid_body``), an error object served with 200 (``error_answer``), or the wrong shape for
+the endpoint (``unexpected_shape``; ``empty_answer`` for an empty object or result list where a
+record was asked for). Whether a readable record is *the one asked for* is checked by the caller
+(``answers.check_openalex_work`` / ``check_openalex_author``): ``work_by_arxiv_id`` no longer
+stamps the asked arXiv id on a work that does not carry it.
+
 Parsing: ids are shortened (``W2741809807``, ``A5023888391``), DOIs and ORCIDs made bare
 (``10.7717/peerj.4375``, ``0000-0002-9344-7439``), abstracts rebuilt from
 ``abstract_inverted_index``. List responses cut authorships at 100 (``is_authors_truncated``).
@@ -31,16 +40,17 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Iterable, Iterator, Mapping
 from urllib.parse import quote, urlencode, urlsplit
 
 import polars as pl
 
+from pipelines.sources import answers
 from pipelines.sources.arxiv import parse_arxiv_id
 from pipelines.sources.cache import SourceCache
-from pipelines.sources.http import PoliteHttp, validate_contact
+from pipelines.sources.http import OVERSIZE, PoliteHttp, validate_contact
 from pipelines.textnorm import match_key
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
@@ -53,8 +63,16 @@ class OpenAlexError(RuntimeError):
     """OpenAlex refused the request (400/403...): a bug in the query, not a transient problem."""
 
 
+class OpenAlexBadAnswer(OpenAlexError, answers.BadAnswer):
+    """An answer that cannot be used (``reason``: an ``answers`` code); see the module docstring."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class OpenAlexUnavailable(RuntimeError):
-    """No usable answer (timeouts, 5xx after retries, not JSON)."""
+    """No answer (timeouts, 5xx after retries)."""
 
 
 class OpenAlexBudgetExhausted(RuntimeError):
@@ -317,15 +335,19 @@ class OpenAlexClient:
             self._memory_budget[day] = self._memory_budget.get(day, 0) + n
 
     # -- transport
-    def _get(self, path: str, params: Mapping[str, Any] | None = None) -> _Answer:
-        """GET ``path`` (already quoted) with ``params``; 200 and 404 come back, anything else raises."""
+    def _get(self, path: str, params: Mapping[str, Any] | None = None, *, expect: str = "record") -> _Answer:
+        """GET ``path`` (already quoted) with ``params``; 200 and 404 come back, anything else raises.
+
+        ``expect``: ``'record'`` (one entity, with an ``id``) or ``'list'`` (``results``): a 200 of
+        another shape raises ``OpenAlexBadAnswer`` and is not cached.
+        """
         public = sorted((k, str(v)) for k, v in (params or {}).items() if v is not None)
         key = f"{self.API}:{path}" + (f"?{urlencode(public)}" if public else "")
         if self.cache is not None:
             cached = self.cache.get_api_response(key, max_age_s=self.cache_ttl_s, now=self.http.clock.now())
             if cached is not None:
                 self.cache_hits += 1
-                data = json.loads(cached.body) if cached.status == 200 else None
+                data = _answer_data(cached.body, None, expect, key) if cached.status == 200 else None
                 return _Answer(cached.status, data, cached.fetched_at)
         used = self.budget_used()
         if used >= self.daily_budget:
@@ -350,12 +372,12 @@ class OpenAlexClient:
             )
         if res.status is not None and 400 <= res.status < 500:
             raise OpenAlexError(f"OpenAlex refused {shown}: HTTP {res.status} {_error_message(res.body)}")
+        if res.error == OVERSIZE:
+            raise OpenAlexBadAnswer(answers.OVERSIZE, f"OpenAlex answer larger than {self.max_body_bytes} bytes, "
+                                                      f"abandoned ({shown})")
         if not res.ok or res.status != 200:
             raise OpenAlexUnavailable(f"OpenAlex request failed: {res.error_detail or res.error or res.status} ({shown})")
-        try:
-            data = json.loads(res.body)
-        except ValueError as exc:
-            raise OpenAlexUnavailable(f"OpenAlex answer is not JSON ({exc}) ({shown})") from exc
+        data = _answer_data(res.body, res.header("content-type"), expect, shown)
         if self.cache is not None:
             self.cache.put_api_response(key, shown, 200, res.body, fetched_at)
         return _Answer(200, data, fetched_at)
@@ -366,7 +388,7 @@ class OpenAlexClient:
         if bare is None:
             raise ValueError(f"not a DOI: {doi!r}")
         answer = self._get(f"/works/doi:{quote(bare, safe='/')}")
-        if answer.status == 404 or not answer.data:
+        if answer.status == 404:
             return None
         return parse_work(answer.data, fetched_at=answer.fetched_at, matched_by=matched_by)
 
@@ -374,14 +396,13 @@ class OpenAlexClient:
         parsed = parse_arxiv_id(arxiv_id)
         if parsed is None:
             raise ValueError(f"not an arXiv id: {arxiv_id!r}")
-        work = self.work_by_doi(f"10.48550/arXiv.{parsed[0]}", matched_by="arxiv_doi")
-        if work is not None and work.arxiv_id is None:
-            work = replace(work, arxiv_id=parsed[0])
-        return work
+        # The work as OpenAlex gives it: whether it is the asked paper (its DOI, or an arXiv
+        # location) is the caller's check, so nothing here stamps the asked id on it.
+        return self.work_by_doi(f"10.48550/arXiv.{parsed[0]}", matched_by="arxiv_doi")
 
     def work_by_id(self, openalex_id: str) -> OpenAlexWork | None:
         answer = self._get(f"/works/{quote(short_id(openalex_id) or '', safe='')}")
-        if answer.status == 404 or not answer.data:
+        if answer.status == 404:
             return None
         return parse_work(answer.data, fetched_at=answer.fetched_at, matched_by="openalex_id")
 
@@ -390,13 +411,13 @@ class OpenAlexClient:
         if bare is None:
             raise ValueError(f"not an ORCID: {orcid!r}")
         answer = self._get(f"/authors/orcid:{bare}")
-        if answer.status == 404 or not answer.data:
+        if answer.status == 404:
             return None
         return parse_author(answer.data, fetched_at=answer.fetched_at)
 
     def author_by_id(self, openalex_id: str) -> OpenAlexAuthor | None:
         answer = self._get(f"/authors/{quote(short_id(openalex_id) or '', safe='')}")
-        if answer.status == 404 or not answer.data:
+        if answer.status == 404:
             return None
         return parse_author(answer.data, fetched_at=answer.fetched_at)
 
@@ -410,8 +431,9 @@ class OpenAlexClient:
         if not key:
             return None
         # match_key leaves only [0-9a-z ] — nothing that could break the filter syntax (',', '|', ':').
-        answer = self._get("/works", {"filter": f"title.search:{key}", "per-page": min(per_page, MAX_PER_PAGE)})
-        if answer.status == 404 or not answer.data:
+        answer = self._get("/works", {"filter": f"title.search:{key}", "per-page": min(per_page, MAX_PER_PAGE)},
+                           expect="list")
+        if answer.status == 404:
             return None
         hits = []
         for item in answer.data.get("results") or []:
@@ -439,9 +461,9 @@ class OpenAlexClient:
         cursor: str | None = "*"
         pages = 0
         while cursor:
-            answer = self._get(f"/{entity}", {**(params or {}), "per-page": per_page, "cursor": cursor})
+            answer = self._get(f"/{entity}", {**(params or {}), "per-page": per_page, "cursor": cursor}, expect="list")
             pages += 1
-            if answer.status == 404 or not answer.data:
+            if answer.status == 404:
                 return
             results = answer.data.get("results") or []
             for item in results:
@@ -461,6 +483,47 @@ class OpenAlexClient:
         params = {"filter": filter, "search": search}
         for item, fetched_at in self.iter_list("authors", params, per_page=per_page, max_pages=max_pages):
             yield parse_author(item, fetched_at=fetched_at)
+
+
+def _snippet(body: bytes, n: int = 80) -> str:
+    return repr(" ".join(body[:n * 2].decode("utf-8", errors="replace").split())[:n])
+
+
+def _answer_data(body: bytes, content_type: str | None, expect: str, shown: str) -> Any:
+    """The parsed JSON of a 200, or ``OpenAlexBadAnswer`` (see ``OpenAlexClient._get``)."""
+    ctype = (content_type or "").split(";")[0].strip().lower()
+    if ctype and "json" not in ctype:
+        raise OpenAlexBadAnswer(answers.WRONG_CONTENT_TYPE,
+                                f"OpenAlex answered {ctype}, not JSON: {_snippet(body)} ({shown})")
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise OpenAlexBadAnswer(answers.INVALID_BODY, f"OpenAlex answer is not valid JSON ({exc}): "
+                                                      f"{len(body)} bytes, ends {body[-40:]!r} ({shown})") from exc
+    if isinstance(data, dict) and data.get("error") and not data.get("id") and "results" not in data:
+        raise OpenAlexBadAnswer(answers.ERROR_ANSWER, f"OpenAlex answered HTTP 200 with an error: "
+                                                      f"{_error_message(body)[:200]} ({shown})")
+    if expect == "list":
+        if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+            raise OpenAlexBadAnswer(answers.UNEXPECTED_SHAPE, f"OpenAlex answered {_shape(data)} where a result "
+                                                              f"list was expected ({shown})")
+        if any(not isinstance(item, dict) for item in data["results"]):
+            raise OpenAlexBadAnswer(answers.UNEXPECTED_SHAPE, f"OpenAlex result list holds non-records ({shown})")
+        return data
+    if isinstance(data, dict) and isinstance(data.get("id"), str) and data["id"].strip():
+        return data
+    if not data or (isinstance(data, dict) and data.get("results") == []):
+        raise OpenAlexBadAnswer(answers.EMPTY_ANSWER, f"OpenAlex answered {_shape(data)} where a record was expected ({shown})")
+    raise OpenAlexBadAnswer(answers.UNEXPECTED_SHAPE, f"OpenAlex answered {_shape(data)} where a record was expected ({shown})")
+
+
+def _shape(data: Any) -> str:
+    if isinstance(data, dict):
+        if isinstance(data.get("results"), list):
+            return f"a result list of {len(data['results'])}"
+        keys = ", ".join(sorted(map(str, data))[:5])
+        return f"an object without an id (keys: {keys or 'none'})"
+    return f"a JSON {type(data).__name__}"
 
 
 def _error_message(body: bytes) -> str:

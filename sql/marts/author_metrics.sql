@@ -11,10 +11,14 @@ WITH day_profiles AS (
     QUALIFY row_number() OVER (PARTITION BY source, source_profile_id
                                ORDER BY truncated, captured_at DESC, listed_items DESC, capture_id) = 1
 ),
+-- papers_held counts the person's papers the warehouse had seen by $as_of (core.papers.first_seen), so
+-- a day's row says the same whichever order the days were run in (a backfill adds no later papers).
 held AS (
-    SELECT author_id, count(DISTINCT paper_id) AS papers_held
-    FROM core.authorships
-    GROUP BY author_id
+    SELECT s.author_id, count(DISTINCT s.paper_id) AS papers_held
+    FROM core.authorships s
+    JOIN core.papers p USING (paper_id)
+    WHERE p.first_seen <= $as_of
+    GROUP BY s.author_id
 )
 SELECT
     p.source,

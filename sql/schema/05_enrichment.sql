@@ -83,3 +83,28 @@ CREATE TABLE IF NOT EXISTS enrichment.author_lists (
     orcid               VARCHAR,            -- from the OpenAlex authorship naming the same person
     openalex_author_id  VARCHAR
 );
+
+-- Lookups that gave nothing usable, one row per lookup and query and night (grain: partition_date ×
+-- lookup × asked), with the reason (pipelines/sources/answers.py): an answer about something else
+-- (id_mismatch, version_mismatch, title_mismatch, year_mismatch, authors_mismatch, name_mismatch,
+-- implausible_value), an answer that cannot be used (error_answer, invalid_body, wrong_content_type,
+-- unexpected_shape, empty_answer, oversize) or none (not_found, unavailable, refused, rate_limited,
+-- budget_exhausted). What is rejected here never reaches the tables above, core or the marts.
+CREATE TABLE IF NOT EXISTS enrichment.arxiv_rejects (
+    partition_date  DATE NOT NULL,
+    lookup          VARCHAR NOT NULL,   -- 'id' (by arXiv id) | 'title' (exact-title search)
+    asked           VARCHAR NOT NULL,   -- the arXiv id or title asked for
+    reason          VARCHAR NOT NULL,
+    detail          VARCHAR NOT NULL,   -- one line: what was asked, what came back
+    answered_id     VARCHAR,            -- the arXiv id (with version) of a turned-down record
+    rejected_at     TIMESTAMPTZ
+);
+CREATE TABLE IF NOT EXISTS enrichment.openalex_rejects (
+    partition_date  DATE NOT NULL,
+    lookup          VARCHAR NOT NULL,   -- 'arxiv_doi' | 'title' | 'openalex_id' (a title hit's full record) | 'orcid'
+    asked           VARCHAR NOT NULL,   -- the DOI (10.48550/arxiv.<id>), title, W… id or ORCID asked for
+    reason          VARCHAR NOT NULL,
+    detail          VARCHAR NOT NULL,
+    answered_id     VARCHAR,            -- the OpenAlex id (W… / A…) of a turned-down record
+    rejected_at     TIMESTAMPTZ
+);
