@@ -160,7 +160,7 @@ def raw_rows(captures: Iterable[Capture], partition_date: date, loaded_at: datet
             "capture_id": cap.capture_id, "fetch_id": fid, "source": source, "url": cap.url,
             "source_profile_id": profile_id_from_url(source, cap.url),
             "captured_at": cap.captured_at, "partition_date": partition_date,
-            "content_type": content_type or (parsing.sniff_content_type(text) if text is not None else None),
+            "content_type": content_type or parsing.sniff_content_type(text or ""),
             "http_status": cap.http_status, "body": text,
             "body_bytes": None if exact else cap.body,
             "encoding": encoding, "byte_size": len(cap.body), "origin": cap.origin,

@@ -38,7 +38,6 @@ class CapturesFolderResource(PageSourceResource):
     max_file_bytes: int = MAX_FILE_BYTES
 
     _last_skipped: dict = PrivateAttr(default_factory=dict)
-    _last_warnings: list = PrivateAttr(default_factory=list)
 
     def resolved_path(self) -> Path:
         return Path(self.path or os.environ.get("SCHOLARHOUSE_CAPTURES") or BUNDLED_SAMPLES)
@@ -49,7 +48,6 @@ class CapturesFolderResource(PageSourceResource):
             yield from source.iter_captures(partition_date)
         finally:
             self._last_skipped = source.skipped_summary()
-            self._last_warnings = list(source.warnings)
 
     def skipped(self) -> dict[str, int]:
         """Entries of the folder that are not pages by convention, by kind, from the last read."""
