@@ -95,12 +95,19 @@ def _summary(wh: WarehouseResource, partition: str, result) -> None:
         rejects = con.execute(
             "SELECT reason, count(*) FROM staging.rejects WHERE partition_date = ? GROUP BY 1 ORDER BY 1", [partition]
         ).fetchall()
+        issues = con.execute(
+            "SELECT reason, count(*) FROM staging.quality_issues WHERE partition_date = ? GROUP BY 1 ORDER BY 1", [partition]
+        ).fetchall()
         day = {t: con.execute(f"SELECT count(*) FROM {t} WHERE partition_date = ?", [partition]).fetchall()[0][0]
-               for t in ("raw.page_captures", "staging.profiles", "staging.listings", "staging.rejects")}
+               for t in ("raw.page_captures", "staging.profiles", "staging.listings", "staging.rejects",
+                         "staging.quality_issues")}
     print(f"\nthis partition: {day['raw.page_captures']} pages, {day['staging.profiles']} profiles, "
-          f"{day['staging.listings']} listings, {day['staging.rejects']} rejects")
+          f"{day['staging.listings']} listings, {day['staging.rejects']} rejects, "
+          f"{day['staging.quality_issues']} values landed repaired or doubtful")
     for reason, n in rejects:
         print(f"  rejected ({reason}): {n}")
+    for reason, n in issues:
+        print(f"  landed with an issue ({reason}): {n}")
     print("\nrow counts (whole warehouse):")
     width = max(map(len, counts)) if counts else 0
     for table, n in counts.items():

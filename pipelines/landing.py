@@ -1,6 +1,20 @@
 """From captures to rows: the pure logic behind raw.page_captures and the staging tables.
 
 The assets only read, call these, and write. No Dagster imports.
+
+**Fetches and bodies.** Every capture a source yields is one *fetch* — a url on a partition date,
+or one file of a captures folder — with its own ``fetch_id`` and its own row in
+``raw.page_captures``; ``capture_id`` (sha256 of the body) names the bytes, which fetches may
+share (every failed fetch with an empty body has the same one). Staging parses each body once,
+for its *parsed fetch* (the first by url, then file name), and then accounts for every fetch on
+its own (``write_staging``): a fetch the source rejected gets its own reject row; another fetch
+of a body already parsed gets the same page-level rejects, or a ``duplicate_body`` reject when the
+body was staged as a profile. The gate ``capture_unaccounted`` (``expectations/staging.rejects.json``)
+holds every fetch to this.
+
+**What lands doubtful or repaired** is an issue row in ``staging.quality_issues``: the parser's
+(stage ``parse``, copied with the page's other rows when an unchanged page is reused) and the
+source's (stage ``fetch``, from ``raw.page_captures.capture_issues``, written fresh every night).
 """
 
 from __future__ import annotations
@@ -26,17 +40,23 @@ from pipelines.textnorm import match_key
 BATCH_PAGES = 2000  # pages held in memory at once while landing and parsing
 SHARD_PAGES = 20000  # pages per parse shard (one Dagster step each); SCHOLARHOUSE_PARSE_SHARD_PAGES
 
+CAPTURE_ISSUE = pl.Struct({"reason": pl.String, "field": pl.String, "action": pl.String,
+                           "raw_value": pl.String, "detail": pl.String})
+
 RAW_SCHEMA = {
-    "capture_id": pl.String, "source": pl.String, "url": pl.String, "source_profile_id": pl.String,
+    "capture_id": pl.String, "fetch_id": pl.String, "source": pl.String, "url": pl.String,
+    "source_profile_id": pl.String,
     "captured_at": pl.Datetime("us", "UTC"), "partition_date": pl.Date, "content_type": pl.String,
     "http_status": pl.Int32, "body": pl.String, "body_bytes": pl.Binary, "encoding": pl.String,
     "byte_size": pl.Int64, "origin": pl.String, "source_file": pl.String, "etag": pl.String,
     "last_modified": pl.String, "fetch_ms": pl.Float64, "not_modified": pl.Boolean,
-    "fetch_reject": pl.String, "loaded_at": pl.Datetime("us", "UTC"),
+    "fetch_reject": pl.String, "fetch_reject_detail": pl.String, "capture_issues": pl.List(CAPTURE_ISSUE),
+    "loaded_at": pl.Datetime("us", "UTC"),
 }
 
 PROFILE_SCHEMA = {
-    "capture_id": pl.String, "partition_date": pl.Date, "source": pl.String, "source_profile_id": pl.String,
+    "capture_id": pl.String, "fetch_id": pl.String, "partition_date": pl.Date, "source": pl.String,
+    "source_profile_id": pl.String,
     "url": pl.String, "captured_at": pl.Datetime("us", "UTC"), "name": pl.String, "bio": pl.String,
     "affiliation": pl.String, "trust_score": pl.Int32, "trust_tier": pl.String, "verification_level": pl.String,
     "claimed": pl.Boolean, "declared_works": pl.Int32, "followers": pl.Int32, "topics": pl.Int32,
@@ -58,14 +78,50 @@ LISTING_SCHEMA = {
 }
 
 REJECT_SCHEMA = {
-    "reject_id": pl.String, "capture_id": pl.String, "partition_date": pl.Date, "source": pl.String,
-    "url": pl.String, "reason": pl.String, "detail": pl.String, "position": pl.Int32,
+    "reject_id": pl.String, "capture_id": pl.String, "fetch_id": pl.String, "partition_date": pl.Date,
+    "source": pl.String, "url": pl.String, "reason": pl.String, "detail": pl.String, "position": pl.Int32,
+    "stage": pl.String, "parser_version": pl.String,
+}
+
+ISSUE_SCHEMA = {
+    "issue_id": pl.String, "capture_id": pl.String, "fetch_id": pl.String, "partition_date": pl.Date,
+    "source": pl.String, "url": pl.String, "position": pl.Int32, "field": pl.String, "reason": pl.String,
+    "action": pl.String, "raw_value": pl.String, "detail": pl.String, "stage": pl.String,
     "parser_version": pl.String,
 }
+
+# The fetch of a body that staging parses, among the partition's fetches of that body.
+_PARSED_FETCH_ORDER = "url, coalesce(source_file, '')"
 
 
 def short_hash(*parts: object, length: int = 16) -> str:
     return hashlib.sha256("\x1f".join("" if p is None else str(p) for p in parts).encode()).hexdigest()[:length]
+
+
+def fetch_id(partition_date: date, url: str, source_file: str | None) -> str:
+    """The identity of one fetch: a url on a partition date (and, for a captures folder, the file —
+    two files may claim the same url). Stable across re-runs of the partition; 16 hex digits."""
+    return short_hash(partition_date, url, source_file)
+
+
+def _issue_id(day, fetch, position, field, reason, raw_value) -> str:
+    return short_hash(day, fetch, position, field, reason, raw_value)
+
+
+def _content_type(declared: str | None, text: str | None) -> tuple[str | None, dict | None]:
+    """The capture's effective content type, and an issue when the declared one (file extension,
+    Content-Type header) is contradicted by the content."""
+    if text is None:
+        return declared, None
+    effective = parsing.sniff_content_type(text, declared)
+    mime = (declared or "").split(";", 1)[0].strip().lower()
+    mime = "text/html" if mime == "application/xhtml+xml" else mime
+    if mime in ("text/html", "text/plain") and mime != effective:
+        return effective, {"reason": "content_type_mismatch", "field": "content_type", "action": "repaired",
+                           "raw_value": declared,
+                           "detail": f"declared {mime} (file extension or Content-Type) but the content is {effective}: "
+                                     f"parsed as {effective}"}
+    return effective, None
 
 
 def listing_key(source: str, source_profile_id: str, title: str, year: int | None) -> str:
@@ -74,79 +130,135 @@ def listing_key(source: str, source_profile_id: str, title: str, year: int | Non
 
 
 def raw_rows(captures: Iterable[Capture], partition_date: date, loaded_at: datetime | None = None) -> pl.DataFrame:
-    """One raw.page_captures row per capture. Identity (site, profile id from the URL) is cheap here;
-    the full parse happens in staging."""
+    """One raw.page_captures row per fetch. Identity (site, profile id from the URL) is cheap here;
+    the full parse happens in staging.
+
+    ``body`` is the decoded text; ``body_bytes`` keeps the bytes exactly as read whenever ``body``
+    is not their exact UTF-8 (undecodable, another encoding, replaced or padding bytes), so raw
+    never loses a byte and staging parses the original bytes."""
     loaded_at = loaded_at or datetime.now(timezone.utc)
     rows = []
-    seen_urls: set[str] = set()
+    seen: set[str] = set()
     for cap in captures:
-        if cap.url in seen_urls:  # the same page twice in one partition: keep the first
+        fid = fetch_id(partition_date, cap.url, cap.source_file)
+        if fid in seen:  # the same fetch yielded twice: it is one fetch
             continue
-        seen_urls.add(cap.url)
-        text, encoding = parsing.decode_body(cap.body)
-        source = parsing.detect_site(text or "", cap.url) if text is not None else "unknown"
+        seen.add(fid)
+        text, encoding, _ = parsing.decode_report(cap.body, cap.content_type)
+        exact = text is not None and encoding == "utf-8" and (
+            len(text) == len(cap.body) or text.encode("utf-8") == cap.body)
+        content_type, mismatch = _content_type(cap.content_type, text)
+        issues = [{"reason": i.reason, "field": i.field, "action": i.action, "raw_value": i.raw_value,
+                   "detail": i.detail} for i in cap.issues]
+        if mismatch and not cap.reject_reason:
+            issues.append(mismatch)
+        try:
+            source = parsing.detect_site(text or "", cap.url) if text is not None else "unknown"
+        except Exception:  # a page that breaks site detection is still landed; staging says why
+            source = "unknown"
         rows.append({
-            "capture_id": cap.capture_id, "source": source, "url": cap.url,
+            "capture_id": cap.capture_id, "fetch_id": fid, "source": source, "url": cap.url,
             "source_profile_id": profile_id_from_url(source, cap.url),
             "captured_at": cap.captured_at, "partition_date": partition_date,
-            "content_type": cap.content_type or parsing.sniff_content_type(text or ""),
+            "content_type": content_type or parsing.sniff_content_type(text or ""),
             "http_status": cap.http_status, "body": text,
-            "body_bytes": None if text is not None else cap.body,
+            "body_bytes": None if exact else cap.body,
             "encoding": encoding, "byte_size": len(cap.body), "origin": cap.origin,
             "source_file": cap.source_file, "etag": cap.headers.get("etag"),
             "last_modified": cap.headers.get("last-modified"), "fetch_ms": cap.fetch_ms,
             "not_modified": cap.not_modified, "fetch_reject": cap.reject_reason,
-            "fetch_reject_detail": cap.reject_detail, "loaded_at": loaded_at,
+            "fetch_reject_detail": cap.reject_detail, "capture_issues": issues, "loaded_at": loaded_at,
         })
-    frame = pl.DataFrame(rows, schema={**RAW_SCHEMA, "fetch_reject_detail": pl.String})
-    return frame
+    return pl.DataFrame(rows, schema=RAW_SCHEMA)
 
 
-def stage_captures(raw: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """Parse the raw rows of one partition into (profiles, listings, rejects).
+def stage_captures(raw: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Parse the raw rows of one partition into (profiles, listings, rejects, quality issues).
 
-    Every capture ends up as a profile, a reject, or both (a truncated page keeps its complete
-    items and rejects the rest). The same body seen at two urls in one partition is parsed once.
+    Every body is parsed once, for the first of its fetches in ``raw`` (the pipeline hands over
+    exactly the parsed fetch of each body; ``write_staging`` accounts for the other fetches). It
+    ends up as a profile, a reject, or both (a truncated page keeps its complete items and rejects
+    the rest). A fetch the source rejected is a reject of its own, never parsed. A page whose rows
+    cannot be stored (a value the tables cannot hold that slipped past the parser's checks) is a
+    ``parse_error`` reject, never the batch's failure.
     """
-    profiles, listings, rejects = [], [], []
+    pages: list[tuple[list, list, list, list]] = []
     done: set[str] = set()
     for row in raw.iter_rows(named=True):
         capture_id, partition_date = row["capture_id"], row["partition_date"]
+        fid = row.get("fetch_id") or fetch_id(partition_date, row["url"], row.get("source_file"))
+        base = {"capture_id": capture_id, "fetch_id": fid, "partition_date": partition_date, "url": row["url"],
+                "parser_version": parsing.PARSER_VERSION}
+        if row["fetch_reject"]:
+            pages.append(([], [], [{**base, "source": row["source"], "reason": row["fetch_reject"], "stage": "fetch",
+                                    "detail": row.get("fetch_reject_detail") or "rejected while fetching",
+                                    "position": None}], []))
+            continue
         if capture_id in done:
             continue
         done.add(capture_id)
-        base_reject = {"capture_id": capture_id, "partition_date": partition_date, "url": row["url"],
-                       "parser_version": parsing.PARSER_VERSION}
-        if row["fetch_reject"]:
-            rejects.append({**base_reject, "source": row["source"], "reason": row["fetch_reject"],
-                            "detail": row.get("fetch_reject_detail") or "rejected while fetching", "position": None})
-            continue
-        body = row["body"].encode("utf-8") if row["body"] is not None else (row["body_bytes"] or b"")
-        result = parsing.parse_capture(body, url=row["url"], captured_at=row["captured_at"], content_type=row["content_type"])
-        for rej in result.rejects:
-            rejects.append({**base_reject, "source": result.source, **rej})
-        if result.profile is None:
-            continue
-        profile_id = result.source_profile_id or row["source_profile_id"] or f"capture:{capture_id[:16]}"
-        profiles.append({
-            **result.profile, "capture_id": capture_id, "partition_date": partition_date,
-            "source": result.source, "source_profile_id": profile_id, "url": row["url"],
-            "captured_at": row["captured_at"], "parser_version": parsing.PARSER_VERSION,
-        })
-        for item in result.listings:
-            listings.append({
-                **item, "capture_id": capture_id, "partition_date": partition_date, "source": result.source,
-                "source_profile_id": profile_id,
-                "listing_id": short_hash(partition_date, capture_id, item["position"]),
-                "listing_key": listing_key(result.source, profile_id, item["title"], item.get("year")),
-            })
-    for rej in rejects:
-        rej["reject_id"] = short_hash(rej["partition_date"], rej["capture_id"], rej["reason"], rej.get("position"))
-    return (
-        _frame(profiles, PROFILE_SCHEMA),
-        _frame(listings, LISTING_SCHEMA),
-        _frame(rejects, REJECT_SCHEMA),
-    )
+        pages.append(_stage_page(row, base))
+    return _frames(pages)
+
+
+def _stage_page(row: dict, base: dict) -> tuple[list, list, list, list]:
+    """The staging rows of one parsed fetch: ([profile], listings, rejects, issues)."""
+    capture_id, partition_date = base["capture_id"], base["partition_date"]
+    body = row["body_bytes"] if row.get("body_bytes") is not None else (row["body"] or "").encode("utf-8")
+    result = parsing.parse_capture(body, url=row["url"], captured_at=row["captured_at"], content_type=row["content_type"])
+    rejects = [{**base, "source": result.source, "stage": "parse", **rej} for rej in result.rejects]
+    issues = [{**base, "source": result.source, "stage": "parse", **issue} for issue in result.issues]
+    if result.profile is None:
+        return [], [], rejects, issues
+    profile_id = result.source_profile_id or row["source_profile_id"] or f"capture:{capture_id[:16]}"
+    profile = {
+        **result.profile, "capture_id": capture_id, "fetch_id": base["fetch_id"], "partition_date": partition_date,
+        "source": result.source, "source_profile_id": profile_id, "url": row["url"],
+        "captured_at": row["captured_at"], "parser_version": parsing.PARSER_VERSION,
+    }
+    listings = [{
+        **item, "capture_id": capture_id, "partition_date": partition_date, "source": result.source,
+        "source_profile_id": profile_id,
+        "listing_id": short_hash(partition_date, capture_id, item["position"]),
+        "listing_key": listing_key(result.source, profile_id, item["title"], item.get("year")),
+    } for item in result.listings]
+    return [profile], listings, rejects, issues
+
+
+def _frames(pages: list[tuple[list, list, list, list]]) -> tuple[pl.DataFrame, ...]:
+    """The four staging frames of these pages. When the batch's rows do not fit the tables, each
+    page is framed alone and a page that does not fit becomes one ``parse_error`` reject."""
+    schemas = (PROFILE_SCHEMA, LISTING_SCHEMA, REJECT_SCHEMA, ISSUE_SCHEMA)
+    for rejects in (page[2] for page in pages):
+        for rej in rejects:
+            rej["reject_id"] = short_hash(rej["partition_date"], rej["fetch_id"], rej["reason"], rej.get("position"))
+    for issues in (page[3] for page in pages):
+        unique: dict[str, dict] = {}
+        for issue in issues:
+            issue["issue_id"] = _issue_id(issue["partition_date"], issue["fetch_id"], issue.get("position"),
+                                          issue.get("field"), issue["reason"], issue.get("raw_value"))
+            unique.setdefault(issue["issue_id"], issue)
+        issues[:] = unique.values()
+    try:
+        return tuple(_frame([r for page in pages for r in page[k]], schema) for k, schema in enumerate(schemas))
+    except Exception:  # noqa: BLE001 - polars raises several types for values a column cannot hold
+        pass
+    parts: list[list[pl.DataFrame]] = [[] for _ in schemas]
+    for page in pages:
+        try:
+            framed = [_frame(page[k], schema) for k, schema in enumerate(schemas)]
+        except Exception as exc:  # noqa: BLE001
+            some = next(r for rows in page for r in rows)
+            reject = {key: some[key] for key in ("capture_id", "fetch_id", "partition_date", "url", "parser_version")}
+            reject.update(source=some.get("source") or "unknown", reason="parse_error", position=None, stage="parse",
+                          detail=f"the page's rows do not fit the staging tables: {type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0][:300] if str(exc) else ''}")
+            reject["reject_id"] = short_hash(reject["partition_date"], reject["fetch_id"], "parse_error", None)
+            framed = [_frame([], PROFILE_SCHEMA), _frame([], LISTING_SCHEMA), _frame([reject], REJECT_SCHEMA),
+                      _frame([], ISSUE_SCHEMA)]
+        for k, frame in enumerate(framed):
+            parts[k].append(frame)
+    return tuple(pl.concat(frames) if frames else _frame([], schema) for frames, schema in zip(parts, schemas))
 
 
 # ---- incremental staging --------------------------------------------------------------------------
@@ -159,21 +271,24 @@ def _sql_hash(*parts: str) -> str:
     return f"substr(sha256(concat_ws(chr(31), {joined})), 1, 16)"
 
 
-# One row per capture_id of the partition: the first url (stage_captures parses a body once, for
-# the first url in url order), provided that same url+body was parsed before with this parser.
-_REUSABLE = """
+# One row per capture_id of the partition: its parsed fetch (the first by url, then file name),
+# provided that same url+body was parsed before with this parser. Rows a parse produced are
+# recognised by stage 'parse' (a fetch rejected by its source was never parsed), and a
+# 'duplicate_body' reject is no parse of that url.
+_REUSABLE = f"""
     CREATE OR REPLACE TEMP TABLE reusable_captures AS
     WITH firsts AS (
-        SELECT capture_id, url, captured_at FROM raw.page_captures
+        SELECT capture_id, fetch_id, url, captured_at FROM raw.page_captures
         WHERE partition_date = $day AND fetch_reject IS NULL
-        QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY url) = 1
+        QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY {_PARSED_FETCH_ORDER}) = 1
     ),
     parsed AS (
         SELECT capture_id, url, partition_date FROM staging.profiles WHERE parser_version = $version
         UNION
-        SELECT capture_id, url, partition_date FROM staging.rejects WHERE parser_version = $version
+        SELECT capture_id, url, partition_date FROM staging.rejects
+        WHERE parser_version = $version AND stage = 'parse' AND reason <> 'duplicate_body'
     )
-    SELECT f.capture_id, f.url, f.captured_at, max(p.partition_date) AS parsed_on
+    SELECT f.capture_id, f.fetch_id, f.url, f.captured_at, max(p.partition_date) AS parsed_on
     FROM firsts f JOIN parsed p ON p.capture_id = f.capture_id AND p.url = f.url AND p.partition_date <> $day
     GROUP BY ALL
 """
@@ -186,12 +301,13 @@ def find_reusable_captures(con, day: date) -> int:
 
 
 def copy_reused_rows(con, day: date) -> None:
-    """Insert copies of the rows of ``reusable_captures`` under the new partition's keys.
-    Call inside the partition's transaction, after find_reusable_captures."""
+    """Insert copies of the rows of ``reusable_captures`` under the new partition's keys (and its
+    fetch ids). Call inside the partition's transaction, after find_reusable_captures."""
     params = {"day": day}
     con.execute("""
         INSERT INTO staging.profiles BY NAME
-        SELECT s.* EXCLUDE (partition_date, captured_at), $day::DATE AS partition_date, u.captured_at
+        SELECT s.* EXCLUDE (partition_date, captured_at, fetch_id), $day::DATE AS partition_date, u.captured_at,
+               u.fetch_id
         FROM staging.profiles s JOIN reusable_captures u
           ON s.capture_id = u.capture_id AND s.url = u.url AND s.partition_date = u.parsed_on
     """, params)
@@ -204,11 +320,83 @@ def copy_reused_rows(con, day: date) -> None:
     """, params)
     con.execute(f"""
         INSERT INTO staging.rejects BY NAME
-        SELECT s.* EXCLUDE (partition_date, reject_id), $day::DATE AS partition_date,
-               {_sql_hash("$day::DATE", "s.capture_id", "s.reason", "s.position")} AS reject_id
+        SELECT s.* EXCLUDE (partition_date, reject_id, fetch_id), $day::DATE AS partition_date, u.fetch_id,
+               {_sql_hash("$day::DATE", "u.fetch_id", "s.reason", "s.position")} AS reject_id
         FROM staging.rejects s JOIN reusable_captures u
           ON s.capture_id = u.capture_id AND s.url = u.url AND s.partition_date = u.parsed_on
+        WHERE s.stage = 'parse' AND s.reason <> 'duplicate_body'
     """, params)
+    con.execute(f"""
+        INSERT INTO staging.quality_issues BY NAME
+        SELECT s.* EXCLUDE (partition_date, issue_id, fetch_id), $day::DATE AS partition_date, u.fetch_id,
+               {_sql_hash("$day::DATE", "u.fetch_id", "s.position", "s.field", "s.reason", "s.raw_value")} AS issue_id
+        FROM staging.quality_issues s JOIN reusable_captures u
+          ON s.capture_id = u.capture_id AND s.url = u.url AND s.partition_date = u.parsed_on
+        WHERE s.stage = 'parse'
+    """, params)
+
+
+# ---- every fetch accounted for: rows that come from raw alone -------------------------------------
+# Written by SQL after the parsed and copied rows, inside the same transaction.
+
+_FETCH_REJECTS = f"""
+    INSERT INTO staging.rejects BY NAME
+    SELECT {_sql_hash("c.partition_date", "c.fetch_id", "c.fetch_reject", "NULL")} AS reject_id,
+           c.capture_id, c.fetch_id, c.partition_date, c.source, c.url, c.fetch_reject AS reason,
+           coalesce(c.fetch_reject_detail, 'rejected while fetching') AS detail, CAST(NULL AS INTEGER) AS position,
+           'fetch' AS stage, $version AS parser_version
+    FROM raw.page_captures c
+    WHERE c.partition_date = $day AND c.fetch_reject IS NOT NULL
+"""
+
+# The other fetches of a body that was parsed under another fetch tonight: they get that fetch's
+# page-level rejects (two empty files are two 'empty' rejects), or, when the body became a
+# profile, one 'duplicate_body' reject naming where it was staged.
+_OTHER_FETCHES = f"""
+    WITH fetches AS (
+        SELECT capture_id, fetch_id, url, source_file FROM raw.page_captures
+        WHERE partition_date = $day AND fetch_reject IS NULL
+    ),
+    parsed AS (
+        SELECT capture_id, fetch_id, url, source_file FROM fetches
+        QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY {_PARSED_FETCH_ORDER}) = 1
+    ),
+    others AS (
+        SELECT o.capture_id, o.fetch_id, o.url, p.fetch_id AS parsed_fetch_id,
+               coalesce(p.source_file, p.url) AS parsed_where
+        FROM fetches o JOIN parsed p USING (capture_id) WHERE o.fetch_id <> p.fetch_id
+    )
+    INSERT INTO staging.rejects BY NAME
+    SELECT {_sql_hash("$day::DATE", "o.fetch_id", "r.reason", "NULL")} AS reject_id, o.capture_id, o.fetch_id,
+           $day::DATE AS partition_date, r.source, o.url, r.reason, r.detail, CAST(NULL AS INTEGER) AS position,
+           'parse' AS stage, r.parser_version
+    FROM others o JOIN staging.rejects r
+      ON r.partition_date = $day AND r.fetch_id = o.parsed_fetch_id AND r.position IS NULL AND r.stage = 'parse'
+    UNION ALL
+    SELECT {_sql_hash("$day::DATE", "o.fetch_id", "'duplicate_body'", "NULL")}, o.capture_id, o.fetch_id,
+           $day::DATE, s.source, o.url, 'duplicate_body',
+           'the same bytes as ' || o.parsed_where || ', staged there once', CAST(NULL AS INTEGER), 'parse',
+           $version
+    FROM others o JOIN staging.profiles s ON s.partition_date = $day AND s.fetch_id = o.parsed_fetch_id
+"""
+
+_CAPTURE_ISSUES = f"""
+    INSERT INTO staging.quality_issues BY NAME
+    SELECT {_sql_hash("c.partition_date", "c.fetch_id", "NULL", "i.field", "i.reason", "i.raw_value")} AS issue_id,
+           c.capture_id, c.fetch_id, c.partition_date, c.source, c.url, CAST(NULL AS INTEGER) AS position,
+           i.field, i.reason, i.action, i.raw_value, i.detail, 'fetch' AS stage, $version AS parser_version
+    FROM (SELECT capture_id, fetch_id, partition_date, source, url, unnest(capture_issues) AS i
+          FROM raw.page_captures WHERE partition_date = $day AND len(capture_issues) > 0) c
+    QUALIFY row_number() OVER (PARTITION BY issue_id ORDER BY c.url) = 1
+"""
+
+
+def account_for_every_fetch(con, day: date) -> None:
+    """Fetch rejects, the other fetches of bodies parsed once, and the sources' issues, for ``day``.
+    Call inside the partition's transaction, after the parsed and copied rows are in."""
+    params = {"day": day, "version": parsing.PARSER_VERSION}
+    for statement in (_FETCH_REJECTS, _OTHER_FETCHES, _CAPTURE_ISSUES):
+        con.execute(statement, params)
 
 
 # ---- partition-level steps (what the assets and `make bench` run) -----------------------------------
@@ -224,12 +412,13 @@ def _batches(items: Iterable, size: int):
         yield batch
 
 
-def _first_per_url(captures: Iterable[Capture]):
-    """The same page twice in one partition: keep the first."""
-    seen: set[str] = set()
+def _first_per_fetch(captures: Iterable[Capture]):
+    """The same fetch (url, and file for a folder) yielded twice in one partition is one fetch."""
+    seen: set[tuple[str, str | None]] = set()
     for capture in captures:
-        if capture.url not in seen:
-            seen.add(capture.url)
+        key = (capture.url, capture.source_file)
+        if key not in seen:
+            seen.add(key)
             yield capture
 
 
@@ -238,12 +427,13 @@ def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageT
     """Replace the partition's raw.page_captures rows with ``captures``, in one transaction,
     holding at most ``batch_pages`` bodies in memory."""
     timer = timer or StageTimer()
-    stats = {"pages": 0, "bytes": 0, "by_source": {}, "fetch_rejects": 0, "not_modified": 0}
+    stats = {"pages": 0, "bytes": 0, "by_source": {}, "fetch_rejects": 0, "not_modified": 0,
+             "fetch_rejects_by_reason": {}, "capture_issues": 0}
     loaded_at = datetime.now(timezone.utc)
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("DELETE FROM raw.page_captures WHERE partition_date = ?", [day])
-        for batch in _batches(_first_per_url(captures), batch_pages):
+        for batch in _batches(_first_per_fetch(captures), batch_pages):
             with timer.stage("read_and_decode", rows=len(batch)):
                 frame = raw_rows(batch, day, loaded_at)
             with timer.stage("land", rows=frame.height):
@@ -252,8 +442,11 @@ def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageT
             stats["bytes"] += int(frame["byte_size"].sum() or 0)
             stats["fetch_rejects"] += int(frame["fetch_reject"].is_not_null().sum())
             stats["not_modified"] += int(frame["not_modified"].sum() or 0)
+            stats["capture_issues"] += int(frame["capture_issues"].list.len().sum() or 0)
             for source, n in frame.group_by("source").len().iter_rows():
                 stats["by_source"][source] = stats["by_source"].get(source, 0) + n
+            for reason, n in frame.filter(pl.col("fetch_reject").is_not_null()).group_by("fetch_reject").len().iter_rows():
+                stats["fetch_rejects_by_reason"][reason] = stats["fetch_rejects_by_reason"].get(reason, 0) + n
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -285,14 +478,16 @@ def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pa
 # distributed executor), and one writer loads the results. Only plan and write hold the warehouse.
 
 # The staging tables (without schema prefix), in the order stage_captures returns their rows.
-_SCHEMAS = {"profiles": PROFILE_SCHEMA, "listings": LISTING_SCHEMA, "rejects": REJECT_SCHEMA}
+_SCHEMAS = {"profiles": PROFILE_SCHEMA, "listings": LISTING_SCHEMA, "rejects": REJECT_SCHEMA,
+            "quality_issues": ISSUE_SCHEMA}
 
-# The partition's pages that need parsing: not reusable from an earlier night (run
-# find_reusable_captures first), one url per body, the first in url order.
-_PAGES_TO_PARSE = """
-    SELECT capture_id, url FROM raw.page_captures
-    WHERE partition_date = $day AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
-    QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY url) = 1
+# The partition's pages that need parsing: not rejected by their source, not reusable from an
+# earlier night (run find_reusable_captures first), one fetch per body (its parsed fetch).
+_PAGES_TO_PARSE = f"""
+    SELECT capture_id, fetch_id, url FROM raw.page_captures
+    WHERE partition_date = $day AND fetch_reject IS NULL
+      AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
+    QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY {_PARSED_FETCH_ORDER}) = 1
 """
 
 
@@ -315,7 +510,7 @@ def plan_parse(con, day: date, work_dir: Path, *, shard_pages: int | None = None
     # Numbered after the duplicates are gone (window functions run before QUALIFY filters).
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE pages_to_parse AS
-        SELECT url, row_number() OVER (ORDER BY url) AS n FROM ({_PAGES_TO_PARSE})
+        SELECT fetch_id, row_number() OVER (ORDER BY url, fetch_id) AS n FROM ({_PAGES_TO_PARSE})
     """, {"day": day})
     total = warehouse.scalar(con, "SELECT count(*) FROM pages_to_parse")
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -325,9 +520,9 @@ def plan_parse(con, day: date, work_dir: Path, *, shard_pages: int | None = None
         # Values are written into the statement: COPY takes no prepared parameters.
         con.execute(f"""
             COPY (
-                SELECT r.* FROM raw.page_captures r JOIN pages_to_parse p USING (url)
+                SELECT r.* FROM raw.page_captures r JOIN pages_to_parse p USING (fetch_id)
                 WHERE r.partition_date = DATE '{day.isoformat()}' AND p.n > {int(start)} AND p.n <= {int(start + size)}
-                ORDER BY r.url
+                ORDER BY p.n
             ) TO '{_sql_path(path)}' (FORMAT parquet)
         """)
         shards.append({"day": day.isoformat(), "path": str(path), "pages": min(size, total - start)})
@@ -362,7 +557,8 @@ def parse_shard(shard: dict, *, batch_pages: int = BATCH_PAGES, workers: int | N
 
 def write_staging(con, day: date, parsed: list[dict]) -> dict:
     """Replace the partition's staging rows with the parsed shards plus copies of the unchanged
-    pages' earlier rows, in one transaction.
+    pages' earlier rows plus the rows every other fetch needs (``account_for_every_fetch``), in
+    one transaction.
 
     The raw pages are checked again here: a page landed after the plan (a re-run of the raw step
     in between) or whose shard output is gone is parsed now, and parsed rows of a page no longer
@@ -384,11 +580,12 @@ def write_staging(con, day: date, parsed: list[dict]) -> dict:
         missing = sorted(wanted - covered)
         if missing:
             late = warehouse.read_frame(con, """
-                SELECT r.* FROM raw.page_captures r JOIN expected_captures e USING (capture_id, url)
-                WHERE r.partition_date = ? AND list_contains(?, r.capture_id) ORDER BY r.url
+                SELECT r.* FROM raw.page_captures r JOIN expected_captures e USING (fetch_id)
+                WHERE r.partition_date = ? AND list_contains(?, r.capture_id) ORDER BY r.url, r.fetch_id
             """, [day, missing])
             _insert_staging(con, dict(zip(_SCHEMAS, stage_captures(late))), counts, covered)
         copy_reused_rows(con, day)
+        account_for_every_fetch(con, day)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

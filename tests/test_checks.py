@@ -29,7 +29,7 @@ def test_definitions_have_gates_and_warnings_on_every_contract_table():
 
     graph = defs.resolve_asset_graph()
     suites = quality.load_suites()
-    assert len(suites) == 24  # 17 contract tables + 7 enrichment tables
+    assert len(suites) == 25  # 18 contract tables + 7 enrichment tables
     for table, suite in suites.items():
         key = dg.AssetKey(table.split("."))
         assert graph.has(key), f"{table} is not an asset"
@@ -82,7 +82,7 @@ def _at(day: str) -> datetime:
 
 def _raw_frame(day: str) -> pl.DataFrame:
     rows = [{
-        "capture_id": (c * 64), "source": "bzpeer", "url": f"https://www.bzpeer.com/authors/person-{c}",
+        "capture_id": (c * 64), "fetch_id": c * 16, "source": "bzpeer", "url": f"https://www.bzpeer.com/authors/person-{c}",
         "source_profile_id": f"person-{c}", "captured_at": _at(day), "partition_date": date.fromisoformat(day),
         "content_type": "text/plain", "http_status": 200, "body": "page", "body_bytes": None, "encoding": "utf-8",
         "byte_size": 4, "origin": "http", "source_file": None, "etag": None, "last_modified": None, "fetch_ms": 1.0,
@@ -94,11 +94,12 @@ def _raw_frame(day: str) -> pl.DataFrame:
 def _staging_frames(day: str, *, duplicate_listing: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
     partition = date.fromisoformat(day)
     profiles = pl.DataFrame([{
-        "capture_id": c * 64, "partition_date": partition, "source": "bzpeer", "source_profile_id": f"person-{c}",
+        "capture_id": c * 64, "fetch_id": c * 16, "partition_date": partition, "source": "bzpeer",
+        "source_profile_id": f"person-{c}",
         "captured_at": _at(day), "name": f"Person {c.upper()}", "listed_items": 2, "truncated": False,
         "parser_version": "test",
     } for c in ("a", "b")], schema={k: landing.PROFILE_SCHEMA[k] for k in (
-        "capture_id", "partition_date", "source", "source_profile_id", "captured_at", "name", "listed_items",
+        "capture_id", "fetch_id", "partition_date", "source", "source_profile_id", "captured_at", "name", "listed_items",
         "truncated", "parser_version")})
     listings = pl.DataFrame([{
         "listing_id": f"{c}{position}", "listing_key": f"key-{c}{position}", "capture_id": c * 64,
@@ -235,9 +236,9 @@ def test_a_failed_warning_reports_but_does_not_stop_the_run(tmp_path):
     capture = "c" * 64
     with warehouse.connect(path) as con:
         warehouse.ensure_schema(con)
-        con.execute("INSERT INTO staging.profiles (capture_id, partition_date, source, source_profile_id, captured_at, "
-                    "name, listed_items, truncated, parser_version) VALUES (?, ?, 'scholarfeed', '42', now(), "
-                    "'Yucheng Ding', 15, false, 't')", [capture, DAY])
+        con.execute("INSERT INTO staging.profiles (capture_id, fetch_id, partition_date, source, source_profile_id, "
+                    "captured_at, name, listed_items, truncated, parser_version) VALUES (?, ?, ?, 'scholarfeed', '42', "
+                    "now(), 'Yucheng Ding', 15, false, 't')", [capture, capture[:16], DAY])
 
     @dg.asset(key=["marts", "author_metrics"], partitions_def=daily_partitions)
     def author_metrics(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):

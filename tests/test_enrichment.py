@@ -81,7 +81,7 @@ def enrichment_resource(apis, cache: Path, **overrides) -> EnrichmentResource:
 def sample_staging():
     """raw + staging rows of the bundled samples (parsed once for the module)."""
     raw = landing.raw_rows(FolderSource(BUNDLED_SAMPLES).iter_captures(DAY), DAY)
-    profiles, listings, rejects = landing.stage_captures(raw)
+    profiles, listings, rejects, _ = landing.stage_captures(raw)
     return raw, profiles, listings, rejects
 
 

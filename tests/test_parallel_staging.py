@@ -20,7 +20,7 @@ from pipelines.sources.folder import FolderSource
 
 PROJECT = Path(__file__).resolve().parents[1]
 DAY = date.fromisoformat(SAMPLE_DATE)
-TABLES = ("staging.profiles", "staging.listings", "staging.rejects")
+TABLES = ("staging.profiles", "staging.listings", "staging.rejects", "staging.quality_issues")
 
 
 def _captures(tmp_path: Path) -> Path:

@@ -651,6 +651,129 @@ def test_reject_reasons_are_documented():
 
 
 # --------------------------------------------------------------------------------------------
+# What a page says that the tables cannot hold, or that the parser doubts or repairs:
+# NULL (or kept) with an issue keeping the raw text — never a crash, never a silent change
+# --------------------------------------------------------------------------------------------
+
+def _variant(name: str, *edits: tuple[str, str]) -> bytes:
+    text = sample_bytes(name).decode()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text.encode()
+
+
+# (id, sample, edits, where: "profile" or a listing position, column, value stored, issue)
+VALUE_CASES = [
+    ("h-index of 10^30", S002, [("h-index39", "h-index" + "1" + "0" * 30)], "profile", "h_index", None,
+     ("value_out_of_range", "h_index", "nulled", "1" + "0" * 30)),
+    ("citations of 2^31", S002, [("108citations", "2147483648citations")], "profile", "citations", None,
+     ("value_out_of_range", "citations", "nulled", "2147483648")),
+    ("a count of 5000 digits", S002, [("108citations", "9" * 5000 + "citations")], "profile", "citations", None,
+     ("unreadable_value", "citations", "nulled", "9" * 5000 + "citations")),
+    ("negative citations", S002, [("108citations", "-5citations")], "profile", "citations", None,
+     ("unreadable_value", "citations", "nulled", "-5citations")),
+    ("a count with two dots", S002, [("15papers", "1.2.3papers")], "profile", "declared_papers", None,
+     ("unreadable_value", "declared_papers", "nulled", "1.2.3papers")),
+    ("BZPEER followers negative", S000, [("0followers", "-3followers")], "profile", "followers", None,
+     ("unreadable_value", "followers", "nulled", "-3followers")),
+    ("BZPEER trust score of 10^11", S000, [("Trust 21 - ", "Trust 99999999999 - ")], "profile", "trust_score", None,
+     ("value_out_of_range", "trust_score", "nulled", "99999999999")),
+    ("Novelty 500% (a gate)", S002, [("Novelty53%", "Novelty500%")], "profile", "novelty_pct", None,
+     ("value_out_of_range", "novelty_pct", "nulled", "500.0")),
+    ("AI Score 250 (a warning)", S002, [("AI Score57", "AI Score250")], "profile", "ai_score", 250.0,
+     ("value_out_of_range", "ai_score", "kept", "250.0")),
+    ("item score 168.9 (a warning)", S004, [("68.9AIMay 14", "168.9AIMay 14")], 1, "listing_score", 168.9,
+     ("value_out_of_range", "listing_score", "kept", "168.9")),
+    ("year 0999", S002, [("LGMar 18, 2023", "LGMar 18, 0999")], 1, "year", None,
+     ("value_out_of_range", "year", "nulled", "Mar 18, 0999")),
+    ("year 0000", S002, [("LGMar 18, 2023", "LGMar 18, 0000")], 1, "year", None,
+     ("value_out_of_range", "year", "nulled", "Mar 18, 0000")),
+    ("Feb 30, 2023", S002, [("LGMar 18, 2023", "LGFeb 30, 2023")], 1, "pub_date", date(2023, 2, 1),
+     ("impossible_date", "pub_date", "repaired", "Feb 30, 2023")),
+    ("Apr 31 without a year", S002, [("LGMar 18, 2023", "LGApr 31")], 1, "pub_date", date(2026, 4, 1),
+     ("impossible_date", "pub_date", "repaired", "Apr 31")),
+    ("dated after the capture", S002, [("LGMar 18, 2023", "LGMar 18, 2031")], 1, "year", 2031,
+     ("date_after_capture", "pub_date", "kept", "Mar 18, 2031")),
+    ("arXiv version 0", S002, [("fresh samples are continuously", "fresh samples (arXiv:2401.01234v0) are continuously")],
+     1, "arxiv_version", None, ("value_out_of_range", "arxiv_version", "nulled", "0")),
+]
+
+
+@pytest.mark.parametrize("sample, edits, where, column, stored, issue", [c[1:] for c in VALUE_CASES],
+                         ids=[c[0] for c in VALUE_CASES])
+def test_values_outside_their_domain_land_with_an_issue(sample, edits, where, column, stored, issue):
+    result = parse_capture(_variant(sample, *edits), url=None, captured_at=CAPTURED)
+    assert result.profile is not None and result.rejects == []
+    row = result.profile if where == "profile" else next(l for l in result.listings if l["position"] == where)
+    assert row[column] == stored
+    position = None if where == "profile" else where
+    assert [(i["reason"], i["field"], i["action"], i["raw_value"], i["position"]) for i in result.issues] == [
+        (*issue[:3], issue[3] if len(issue[3]) <= 200 else issue[3][:199] + "…", position)]
+
+
+def test_a_year_out_of_range_drops_the_whole_date_but_keeps_what_the_page_said():
+    result = parse_capture(_variant(S002, ("LGMar 18, 2023", "LGMar 18, 0999")), url=None, captured_at=CAPTURED)
+    first = result.listings[0]
+    assert (first["year"], first["pub_date"], first["date_precision"], first["date_raw"]) == (None, None, None, "Mar 18, 0999")
+
+
+def test_a_byline_of_500_names_is_a_byline_not_an_abstract():
+    names = ", ".join(f"Aname{chr(65 + i % 26)}{chr(97 + i // 26 % 26)} Bname{chr(65 + i // 26 % 26)}" for i in range(500))
+    result = parse_capture(_variant(S002, ("Yucheng Ding, Chaoyue Niu, Fan Wu et al.\n\nMany", names + "\n\nMany")),
+                           url=None, captured_at=CAPTURED)
+    first = result.listings[0]
+    assert len(first["byline_authors"]) == 500 and first["byline_truncated"] is False
+    assert first["abstract"].startswith("Many large vision models")
+
+
+def test_an_item_repeated_on_the_page_is_kept_once_and_each_repeat_rejected():
+    text = sample_bytes(S002).decode()
+    start, end = text.index("IROct 21, 2022"), text.index("DCDec 15, 2025Code")
+    block = text[start:end].strip() + "\n\n"
+    result = parse_capture((text[:start] + block * 400 + text[end:]).encode(), url=None, captured_at=CAPTURED)
+    assert len(result.listings) == 15 and result.profile["listed_items"] == 15
+    assert [(r["reason"], r["position"]) for r in result.rejects] == [("duplicate_item", p) for p in range(3, 402)]
+    assert "repeats item 2 (same title and year)" in result.rejects[0]["detail"]
+    assert [l["position"] for l in result.listings][:3] == [1, 2, 402]
+
+
+@pytest.mark.parametrize("body, encoding, issue", [
+    (sample_bytes(S000).decode().replace("Daning Cheng", "Dan\u00edng Ch\u00e9ng").encode("cp1252"), "cp1252",
+     ("encoding_guessed", "kept")),
+    (sample_bytes(S002).replace(b"Yucheng Ding\n", "Yüchéng Dìng\n".encode(), 1).replace(b"Many large", b"Many \xff large"),
+     "utf-8-lossy",
+     ("invalid_bytes", "repaired")),
+    (sample_bytes(S002) + b"\x00" * 4096, "utf-8", ("nul_padding", "repaired")),
+], ids=["cp1252 guessed", "invalid UTF-8 byte replaced", "NUL padding dropped"])
+def test_a_guessed_or_repaired_decoding_is_an_issue(body, encoding, issue):
+    result = parse_capture(body, url=None, captured_at=CAPTURED)
+    assert result.profile is not None and result.encoding == encoding
+    assert [(i["reason"], i["action"], i["field"]) for i in result.issues] == [(*issue, "body")]
+
+
+def test_nul_bytes_inside_a_page_are_not_text_and_say_where():
+    body = sample_bytes(S002)
+    result = parse_capture(body[:3000] + b"\x00" + body[3000:], url=None, captured_at=CAPTURED)
+    assert reasons(result) == ["not_text"] and "a NUL byte at offset 3,000" in result.rejects[0]["detail"]
+
+
+def test_a_declared_type_the_content_contradicts_is_overruled():
+    html = (HTML_FIXTURES / "scholarfeed_002_yucheng_ding.html").read_bytes()
+    as_text = parse_capture(html, url=None, captured_at=CAPTURED, content_type="text/plain")
+    assert as_text.content_type == "text/html" and len(as_text.listings) == 15
+    as_html = parse_capture(sample_bytes(S002), url=None, captured_at=CAPTURED, content_type="text/html")
+    assert as_html.content_type == "text/plain" and len(as_html.listings) == 15
+
+
+def test_issue_reasons_are_documented():
+    import pipelines.parsing.result as result
+
+    for reason in result.ISSUE_REASONS + result.SOURCE_ISSUE_REASONS:
+        assert f"``{reason}``" in result.__doc__
+
+
+# --------------------------------------------------------------------------------------------
 # HTML captures
 # --------------------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import pytest
 from pipelines import quality, warehouse
 
 CONTRACT_TABLES = [
-    "raw.page_captures", "staging.profiles", "staging.listings", "staging.rejects",
+    "raw.page_captures", "staging.profiles", "staging.listings", "staging.rejects", "staging.quality_issues",
     "core.papers", "core.paper_listings", "core.authors", "core.author_names", "core.author_profiles",
     "core.authorships", "core.match_review", "core.id_redirects",
     "marts.author_metrics", "marts.citations", "marts.paper_scores", "marts.author_scores",
@@ -250,17 +250,17 @@ def test_suite_names_only_existing_tables_and_columns(contract, table):
 
 def _capture(con, capture_id: str, day: date = DAY, url: str | None = None) -> None:
     con.execute(
-        "INSERT INTO raw.page_captures (capture_id, source, url, captured_at, partition_date, byte_size, origin, body, loaded_at) "
-        "VALUES (?, 'bzpeer', ?, ?, ?, 10, 'captures', 'text', now())",
-        [capture_id, url or f"https://www.bzpeer.com/authors/{capture_id[:6]}", datetime(day.year, day.month, day.day, 6, tzinfo=timezone.utc), day],
+        "INSERT INTO raw.page_captures (capture_id, fetch_id, source, url, captured_at, partition_date, byte_size, origin, "
+        "body, loaded_at) VALUES (?, ?, 'bzpeer', ?, ?, ?, 10, 'captures', 'text', now())",
+        [capture_id, capture_id[:16], url or f"https://www.bzpeer.com/authors/{capture_id[:6]}", datetime(day.year, day.month, day.day, 6, tzinfo=timezone.utc), day],
     )
 
 
 def _profile(con, capture_id: str, listed: int, day: date = DAY) -> None:
     con.execute(
-        "INSERT INTO staging.profiles (capture_id, partition_date, source, source_profile_id, captured_at, name, "
-        "listed_items, truncated, parser_version) VALUES (?, ?, 'bzpeer', ?, ?, 'A Person', ?, false, 't')",
-        [capture_id, day, "p-" + capture_id[:6], datetime(day.year, day.month, day.day, 6, tzinfo=timezone.utc), listed],
+        "INSERT INTO staging.profiles (capture_id, fetch_id, partition_date, source, source_profile_id, captured_at, name, "
+        "listed_items, truncated, parser_version) VALUES (?, ?, ?, 'bzpeer', ?, ?, 'A Person', ?, false, 't')",
+        [capture_id, capture_id[:16], day, "p-" + capture_id[:6], datetime(day.year, day.month, day.day, 6, tzinfo=timezone.utc), listed],
     )
 
 

@@ -48,3 +48,42 @@ def test_an_older_warehouse_is_migrated_in_place(tmp_path):
         # a second run finds nothing left to migrate, and no table is left behind
         assert warehouse.migrate_compression(con) == []
         assert warehouse.scalar(con, "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '%before_migration%'") == 0
+
+
+def test_a_warehouse_from_before_fetch_ids_gets_them_and_keeps_working(tmp_path):
+    """raw.page_captures / staging.profiles / staging.rejects as they were before every fetch had its
+    id: the columns are added, filled for the rows already there, and a night runs on top."""
+    from pipelines import landing
+    from pipelines.sources.folder import BUNDLED_SAMPLES, FolderSource
+
+    path = tmp_path / "old.duckdb"
+    day = date(2026, 11, 20)
+    url = "https://www.scholarfeed.org/author/1"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE SCHEMA raw")
+        con.execute("CREATE SCHEMA staging")
+        con.execute("""CREATE TABLE raw.page_captures (capture_id VARCHAR NOT NULL, source VARCHAR NOT NULL,
+            url VARCHAR NOT NULL, source_profile_id VARCHAR, captured_at TIMESTAMPTZ NOT NULL, partition_date DATE NOT NULL,
+            content_type VARCHAR, http_status INTEGER, body VARCHAR USING COMPRESSION ZSTD, body_bytes BLOB,
+            encoding VARCHAR, byte_size BIGINT NOT NULL, origin VARCHAR NOT NULL, source_file VARCHAR, etag VARCHAR,
+            last_modified VARCHAR, fetch_ms DOUBLE, not_modified BOOLEAN NOT NULL DEFAULT FALSE, fetch_reject VARCHAR,
+            fetch_reject_detail VARCHAR, loaded_at TIMESTAMPTZ NOT NULL)""")
+        con.execute("INSERT INTO raw.page_captures (capture_id, source, url, captured_at, partition_date, body, "
+                    "byte_size, origin, fetch_reject, loaded_at) VALUES ('c', 'scholarfeed', ?, now(), ?, '', 0, 'http', "
+                    "'timeout', now())", [url, day])
+        con.execute("""CREATE TABLE staging.rejects (reject_id VARCHAR NOT NULL, capture_id VARCHAR NOT NULL,
+            partition_date DATE NOT NULL, source VARCHAR NOT NULL, url VARCHAR, reason VARCHAR NOT NULL, detail VARCHAR,
+            position INTEGER, parser_version VARCHAR NOT NULL)""")
+        con.execute("INSERT INTO staging.rejects VALUES ('r', 'c', ?, 'scholarfeed', ?, 'timeout', 'slow', NULL, '1.0.0')",
+                    [day, url])
+    with warehouse.connect(path) as con:
+        warehouse.ensure_schema(con)
+        assert con.execute("SELECT fetch_id FROM raw.page_captures").fetchall() == [(landing.fetch_id(day, url, None),)]
+        assert con.execute("SELECT fetch_id, stage FROM staging.rejects").fetchall() == [
+            (landing.fetch_id(day, url, None), "fetch")]
+        assert "capture_issues" in warehouse.table_columns(con, "raw.page_captures")
+        assert warehouse.migrate_columns(con) == []  # nothing left to add
+        landing.land_partition(con, FolderSource(BUNDLED_SAMPLES).iter_captures(DAY := date(2026, 11, 21)), DAY)
+        landing.stage_partition(con, DAY)
+        assert warehouse.scalar(con, "SELECT count(*) FROM staging.profiles WHERE partition_date = ?", [DAY]) == 5
+        assert warehouse.scalar(con, "SELECT count(*) FROM staging.rejects") == 1

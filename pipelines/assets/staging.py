@@ -6,6 +6,7 @@ one writer:
     plan_parse_shards (pool "warehouse")   export the pages to parse as Parquet shards
       -> parse_shard  (no pool, one per shard)   parse a shard; no database
       -> write_staging (pool "warehouse")  one transaction: parsed rows + unchanged pages' copies
+                                           + a row for every other fetch (fetch rejects, duplicates)
 
 With the default in-process executor the shards run one after another (each using a process
 pool of its own); on the multiprocess, Celery or Kubernetes executors they run side by side.
@@ -82,9 +83,11 @@ def parse_shard(context: dg.OpExecutionContext, shard: dict) -> dict:
         "profiles": dg.Out(dg.Nothing),
         "listings": dg.Out(dg.Nothing),
         "rejects": dg.Out(dg.Nothing),
+        "quality_issues": dg.Out(dg.Nothing),
     },
     pool=WAREHOUSE_POOL,
-    description="Replace the partition's rows of the three staging tables in one transaction.",
+    description="Replace the partition's rows of the four staging tables in one transaction, accounting "
+    "for every fetch (its own profile or reject rows).",
 )
 @transient_retries
 def write_staging(context: dg.OpExecutionContext, warehouse_db: WarehouseResource, parsed: list[dict]):
@@ -92,7 +95,7 @@ def write_staging(context: dg.OpExecutionContext, warehouse_db: WarehouseResourc
     with warehouse_db.connect() as con:
         for day in days:
             landing.write_staging(con, day, [p for p in parsed if p.get("pages")])
-        profile_meta, listing_meta, reject_meta = _metadata(con, days)
+        profile_meta, listing_meta, reject_meta, issue_meta = _metadata(con, days)
     # The folders the shards were written to (a re-execution reuses its parent run's shards).
     for folder in {Path(p["profiles"]).parent for p in parsed if p.get("profiles")}:
         shutil.rmtree(folder, ignore_errors=True)
@@ -102,9 +105,10 @@ def write_staging(context: dg.OpExecutionContext, warehouse_db: WarehouseResourc
     yield dg.Output(None, "profiles", metadata=profile_meta)
     yield dg.Output(None, "listings", metadata=listing_meta)
     yield dg.Output(None, "rejects", metadata=reject_meta)
+    yield dg.Output(None, "quality_issues", metadata=issue_meta)
 
 
-def _metadata(con, days) -> tuple[dict, dict, dict]:
+def _metadata(con, days) -> tuple[dict, dict, dict, dict]:
     """What the partition(s) now hold, parsed or copied: figures by SQL, a few rows for the preview."""
     span = "partition_date BETWEEN ? AND ?"
     window = [days[0], days[-1]]
@@ -135,8 +139,15 @@ def _metadata(con, days) -> tuple[dict, dict, dict]:
         "dagster/row_count": figure("SELECT count(*) FROM staging.rejects WHERE {span}"),
         "preview": preview(head("staging.rejects"), ["reason", "detail", "url", "position"]),
         "rejects_by_reason": by("staging.rejects", "reason"),
+        "rejects_by_stage": by("staging.rejects", "stage"),
     }
-    return profile_meta, listing_meta, reject_meta
+    issue_meta = {
+        "dagster/row_count": figure("SELECT count(*) FROM staging.quality_issues WHERE {span}"),
+        "preview": preview(head("staging.quality_issues"), ["reason", "field", "action", "raw_value", "url"]),
+        "issues_by_reason": by("staging.quality_issues", "reason"),
+        "issues_by_action": by("staging.quality_issues", "action"),
+    }
+    return profile_meta, listing_meta, reject_meta, issue_meta
 
 
 @dg.graph_multi_asset(
@@ -156,8 +167,14 @@ def _metadata(con, days) -> tuple[dict, dict, dict]:
         ),
         "rejects": dg.AssetOut(
             key=["staging", "rejects"], kinds={"duckdb", "polars"},
-            description="Every capture (or item) that could not be parsed, with a stable reason code "
-            "and detail. Nothing is dropped silently.",
+            description="Every fetch, page or item that was dropped, with a stable reason code and "
+            "detail: every fetch of the night has its own profile or reject rows. Nothing is dropped silently.",
+        ),
+        "quality_issues": dg.AssetOut(
+            key=["staging", "quality_issues"], kinds={"duckdb", "polars"},
+            description="Every value that landed repaired or doubtful (a count too large for its column, "
+            "an impossible date, a guessed encoding, a sidecar that is not JSON ...), with the raw text "
+            "and what was stored instead.",
         ),
     },
     partitions_def=daily_partitions,
@@ -166,5 +183,5 @@ def _metadata(con, days) -> tuple[dict, dict, dict]:
 def staging_tables(raw_pages):
     """Parse the day's raw captures (sharded) and replace the day's staging rows in one transaction."""
     parsed = plan_parse_shards(raw_pages).map(parse_shard)
-    profiles, listings, rejects = write_staging(parsed.collect())
-    return {"profiles": profiles, "listings": listings, "rejects": rejects}
+    profiles, listings, rejects, quality_issues = write_staging(parsed.collect())
+    return {"profiles": profiles, "listings": listings, "rejects": rejects, "quality_issues": quality_issues}

@@ -31,7 +31,16 @@ Design
   ``truncated_item`` an incomplete item: the page ends mid-item (complete items are kept, the
                      profile gets ``truncated=True``), or an item row without a title; one reject
                      per item, with its 1-based ``position``
-  ``parse_error``    unexpected exception inside a parser (detail = exception text); last resort
+  ``duplicate_item`` an item repeating one listed earlier on the same page (same title and year):
+                     the first is kept, one reject per repeat, with its ``position``
+  ``parse_error``    unexpected exception inside a parser (detail = exception text), or rows that do
+                     not fit the staging tables; last resort
+
+- What lands repaired or doubtful is an *issue* (``ParseResult.issues`` → ``staging.quality_issues``),
+  one row per value with the raw text kept: a number outside its column's domain
+  (``domains``: NULL, or kept on the warning-only site scores), a metric whose value is not a
+  number, an impossible day (stored at month precision), an item dated after the capture, a
+  guessed encoding or replaced bytes, NUL padding dropped. Codes: ``result.ISSUE_REASONS``.
 
   A page that parses but lists zero items is not a reject. A profile that declares more items
   than it lists (BZPEER "6works", 5 shown) records both facts (``declared_items``,
@@ -42,16 +51,17 @@ Bump ``PARSER_VERSION`` whenever the rows for some input change; it is stored wi
 
 from __future__ import annotations
 
-PARSER_VERSION = "1.0.0"
+PARSER_VERSION = "1.1.0"
 
 from pipelines.parsing.capture import detect_site, parse_capture  # noqa: E402
-from pipelines.parsing.decoding import decode_body, sniff_content_type  # noqa: E402
+from pipelines.parsing.decoding import decode_body, decode_report, sniff_content_type  # noqa: E402
 from pipelines.parsing.htmltext import html_to_document, html_to_text  # noqa: E402
 from pipelines.parsing.result import (  # noqa: E402
-    LISTING_KEYS, PROFILE_KEYS, REJECT_REASONS, ParseResult,
+    ISSUE_ACTIONS, ISSUE_REASONS, LISTING_KEYS, PROFILE_KEYS, REJECT_REASONS, SOURCE_ISSUE_REASONS, ParseResult,
 )
 
 __all__ = [
-    "PARSER_VERSION", "ParseResult", "parse_capture", "detect_site", "decode_body", "sniff_content_type",
-    "html_to_text", "html_to_document", "REJECT_REASONS", "PROFILE_KEYS", "LISTING_KEYS",
+    "PARSER_VERSION", "ParseResult", "parse_capture", "detect_site", "decode_body", "decode_report",
+    "sniff_content_type", "html_to_text", "html_to_document", "REJECT_REASONS", "ISSUE_REASONS", "ISSUE_ACTIONS",
+    "SOURCE_ISSUE_REASONS", "PROFILE_KEYS", "LISTING_KEYS",
 ]

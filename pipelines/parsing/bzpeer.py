@@ -23,12 +23,13 @@ from __future__ import annotations
 import re
 
 from pipelines.parsing.fields import (
-    NUMBER, arxiv_from_link, arxiv_from_text, code_urls, is_footer, is_paper_link, is_ui_label, parse_count,
+    NUMBER, arxiv_from_link, arxiv_from_text, code_urls, is_footer, is_paper_link, is_ui_label, overlong_metric,
+    parse_count,
 )
 from pipelines.parsing.layout import (
     Page, content_end, judge_items, looks_like_person_name, nearest_name_line, pick_paper_link, split_items,
 )
-from pipelines.parsing.result import SiteParse, empty_listing, empty_profile
+from pipelines.parsing.result import SiteParse, empty_listing, empty_profile, make_issue
 from pipelines.textnorm import normalize_text
 
 SITE = "bzpeer"
@@ -58,6 +59,17 @@ _COUNTS = {
     "topics": re.compile(rf"^(?P<n>{NUMBER})\s?topics?$", re.IGNORECASE),
     "close_collaborators": re.compile(rf"^(?P<n>{NUMBER})\s?close\scollaborators?$", re.IGNORECASE),
 }
+# A count line whose value is not a number we read ("-5works", "1.2.3followers"): NULL + an issue.
+_LOOSE = r"(?P<n>[-+−–~≈<>]?\s?\d\S{0,40}?)"
+_LOOSE_COUNTS = {
+    "declared_works": re.compile(rf"^{_LOOSE}\s?works?$", re.IGNORECASE),
+    "followers": re.compile(rf"^{_LOOSE}\s?followers?$", re.IGNORECASE),
+    "topics": re.compile(rf"^{_LOOSE}\s?topics?$", re.IGNORECASE),
+    "close_collaborators": re.compile(rf"^{_LOOSE}\s?close\scollaborators?$", re.IGNORECASE),
+}
+_LONG_SUFFIXES = {"works": "declared_works", "work": "declared_works", "followers": "followers",
+                  "follower": "followers", "topics": "topics", "topic": "topics",
+                  "close collaborators": "close_collaborators", "close collaborator": "close_collaborators"}
 _ROLE_PREFIX = re.compile(
     r"^(?P<role>Independent Researcher|Postdoctoral Researcher|Research Scientist|Assistant Professor"
     r"|Associate Professor|PhD Student|Researcher|Scientist|Professor|Lecturer|Student|Postdoc|Engineer)"
@@ -107,6 +119,7 @@ def _is_structure(line: str) -> bool:
     return bool(
         line.lower() in _HEADER_LABELS or _TRUST.match(line) or _LIST_HEADER.match(line) or _is_role_line(line)
         or _CLAIM_LINE.match(line) or any(rx.match(line) for rx in _COUNTS.values())
+        or any(rx.match(line) for rx in _LOOSE_COUNTS.values())
     )
 
 
@@ -124,14 +137,26 @@ def _affiliation(line: str) -> str | None:
     return text
 
 
-def parse_profile(lines: list[str], header_end: int) -> tuple[dict | None, str | None]:
-    """Profile columns from the header block (lines before ``header_end``)."""
+def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None = None) -> tuple[dict | None, str | None]:
+    """Profile columns from the header block (lines before ``header_end``). Count lines whose value
+    cannot be read are appended to ``issues`` (``unreadable_value``)."""
     profile = empty_profile()
+    issues = [] if issues is None else issues
+
+    def count(key: str, raw: str, line: str) -> int | None:
+        value = parse_count(raw)
+        if value is None:
+            issues.append(make_issue("unreadable_value", key, "nulled", line, f"{key}: {raw!r} is not a count"))
+        return value
+
     label_index = first_anchor = None
     trust_line = None
     for i in range(header_end):
         line = lines[i]
         if len(line) > 160:
+            if key := overlong_metric(line, _LONG_SUFFIXES):
+                issues.append(make_issue("unreadable_value", key, "nulled", line,
+                                         f"{key}: a value of {len(line):,} characters is not a count"))
             continue
         if _PROFILE_LABEL.match(line):
             label_index = label_index if label_index is not None else i
@@ -147,7 +172,7 @@ def parse_profile(lines: list[str], header_end: int) -> tuple[dict | None, str |
                 if c := _CLAIM.search(line, m.end()):
                     profile["claimed"] = c["claim"] == "Claimed"
         elif m := _LIST_HEADER.match(line):
-            profile["declared_items"] = parse_count(m["n"])
+            profile["declared_items"] = count("declared_items", m["n"], line)
         elif _NO_ITEMS.match(line):
             profile["declared_items"] = 0
         elif m := _CLAIM_LINE.match(line):
@@ -156,10 +181,15 @@ def parse_profile(lines: list[str], header_end: int) -> tuple[dict | None, str |
         else:
             for key, rx in _COUNTS.items():
                 if (m := rx.match(line)) and profile[key] is None:
-                    profile[key] = parse_count(m["n"])
+                    profile[key] = count(key, m["n"], line)
                     break
             else:
-                if not _is_role_line(line):
+                loose = next(((key, lm) for key, rx in _LOOSE_COUNTS.items() if (lm := rx.match(line))), None)
+                if loose is not None and not any(rx.match(line) for rx in _COUNTS.values()):
+                    key, lm = loose
+                    issues.append(make_issue("unreadable_value", key, "nulled", line,
+                                             f"{key}: {lm['n']!r} is not a number: stored as NULL"))
+                elif not _is_role_line(line):
                     continue
         if first_anchor is None:
             first_anchor = i
@@ -215,7 +245,8 @@ def parse(page: Page) -> SiteParse:
     items_from = list_header + 1 if list_header is not None else 0
     starts = [i for i in range(items_from, len(lines)) if is_meta_row(lines[i])]
     header_end = items_from if list_header is not None else (starts[0] if starts else len(lines))
-    profile, name = parse_profile(lines, header_end)
+    issues: list[dict] = []
+    profile, name = parse_profile(lines, header_end, issues)
     stop = content_end(lines, starts[-1]) if starts else len(lines)
     ends_cleanly = page.ends_cleanly or stop < len(lines)
     items = split_items(page, starts, stop, META)
@@ -237,7 +268,7 @@ def parse(page: Page) -> SiteParse:
         profile["listed_items"] = len(listings)
         profile["truncated"] = truncated
     return SiteParse(site=SITE, profile=profile, profile_name=name, listings=listings, rejects=rejects,
-                     truncated=truncated)
+                     truncated=truncated, issues=issues)
 
 
 def _listing(item, draft: dict) -> dict:

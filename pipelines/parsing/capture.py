@@ -11,6 +11,11 @@ Guards around the site parsers, in this order:
    error served with HTTP 200 (``error_page``), and only then reported as ``no_profile`` (the
    site is known) or ``unknown_site``.
 Any exception inside these steps becomes a ``parse_error`` reject carrying the exception text.
+
+After a site parser, on every page: an item repeating an earlier one (same title match key and
+year) is dropped as a ``duplicate_item`` reject (a page of one block repeated 100,000 times is one
+listing, not 100,000), and every profile and listing value is checked against its column's domain
+(``domains``): what is out of range is NULL (or kept, on warning-only scores) with an issue.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ import re
 from datetime import date, datetime
 from urllib.parse import urljoin, urlsplit
 
-from pipelines.parsing import bzpeer, scholarfeed
-from pipelines.parsing.decoding import decode_body, sniff_content_type
+from pipelines.parsing import bzpeer, domains, scholarfeed
+from pipelines.parsing.decoding import decode_report, sniff_content_type
 from pipelines.parsing.fields import slugify
 from pipelines.parsing.htmltext import html_to_document
 from pipelines.parsing.layout import Page, text_lines
-from pipelines.parsing.result import ParseResult, SiteParse, make_reject
+from pipelines.parsing.result import ParseResult, SiteParse, make_issue, make_reject
+from pipelines.textnorm import match_key
 
 SITE_HOSTS = {"bzpeer": "bzpeer.com", "scholarfeed": "scholarfeed.org"}
 SITE_ROOTS = {"bzpeer": "https://www.bzpeer.com/", "scholarfeed": "https://www.scholarfeed.org/"}
@@ -129,11 +135,35 @@ def parse_capture(
                          profile=None, page_url=url)
     try:
         _parse_into(result, body, url, captured_at, content_type)
+        _check_rows(result, _capture_date(captured_at))
     except Exception as exc:  # last resort: a parser bug must not stop the batch
         result.profile = None
         result.listings = []
+        result.issues = []
         result.rejects = [make_reject("parse_error", f"{type(exc).__name__}: {exc}")]
     return result
+
+
+def _check_rows(result: ParseResult, captured: date) -> None:
+    """Drop repeated items (``duplicate_item`` rejects) and hold every value to its column's domain."""
+    seen: dict[tuple[str, int | None], int] = {}
+    kept = []
+    for listing in result.listings:
+        key = (match_key(listing["title"]), listing.get("year"))
+        first = seen.setdefault(key, listing["position"])
+        if first != listing["position"]:
+            result.rejects.append(make_reject(
+                "duplicate_item", f"repeats item {first} (same title and year): {listing['title'][:120]!r}",
+                listing["position"]))
+            continue
+        kept.append(listing)
+        result.issues.extend(domains.check_listing(listing, captured))
+    result.listings = kept
+    if result.profile is None and not kept:  # nothing landed: the reject says it all
+        result.issues = []
+    if result.profile is not None:
+        result.profile["listed_items"] = len(kept)
+        result.issues.extend(domains.check_profile(result.profile))
 
 
 def _parse_into(result: ParseResult, body: bytes, url: str | None, captured_at, content_type: str | None) -> None:
@@ -142,12 +172,16 @@ def _parse_into(result: ParseResult, body: bytes, url: str | None, captured_at, 
     if isinstance(body, str):  # tolerate an already-decoded body
         body = body.encode("utf-8")
     result.source = site_from_url(url) or "unknown"
-    text, encoding = decode_body(bytes(body), content_type)
+    text, encoding, notes = decode_report(bytes(body), content_type)
     result.encoding = encoding
+    for reason, action, detail in notes:
+        result.issues.append(make_issue(reason, "body", action, encoding, detail))
     if text is None:
         declared = (content_type or "").split(";", 1)[0].strip().lower()
         result.content_type = declared if declared in ("text/html", "text/plain") else "text/plain"
-        result.rejects.append(make_reject("not_text", f"{len(body)} bytes that do not decode as text"))
+        nul = bytes(body).find(b"\x00")
+        where = f" (a NUL byte at offset {nul:,})" if nul >= 0 else ""
+        result.rejects.append(make_reject("not_text", f"{len(body)} bytes that do not decode as text{where}"))
         return
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     result.content_type = sniff_content_type(text, content_type)
@@ -185,6 +219,7 @@ def _parse_into(result: ParseResult, body: bytes, url: str | None, captured_at, 
                     ends_cleanly=bool(doc and doc.closed), captured=_capture_date(captured_at))
         parsed = _PARSERS[site](page)
     if parsed is not None and parsed.profile is not None:
+        result.issues.extend(parsed.issues)
         result.profile = parsed.profile
         result.listings = parsed.listings
         result.rejects.extend(parsed.rejects)
@@ -202,6 +237,7 @@ def _parse_into(result: ParseResult, body: bytes, url: str | None, captured_at, 
     # The site is known but there is no profile header: keep whatever items were readable.
     result.source_profile_id = _profile_id(site, page_url, None)
     result.listings = parsed.listings
+    result.issues.extend(parsed.issues)
     result.rejects.append(make_reject("no_profile", f"no {site} profile name/header found: {_snippet(lines)}"))
     result.rejects.extend(parsed.rejects)
 

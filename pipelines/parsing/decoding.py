@@ -133,14 +133,60 @@ def decode_body(body: bytes, content_type: str | None = None) -> tuple[str | Non
     return (text, "cp1252") if _text_ok(text) else (None, None)
 
 
+def _replacements(body: bytes, text: str, encoding: str) -> int:
+    """How many U+FFFD the decoding put in for bytes that were not valid in ``encoding``."""
+    if encoding == "cp1252":
+        return len(_CP1252_UNDEFINED.findall(body))
+    codec = "utf-8" if encoding.startswith("utf-8") else encoding
+    try:
+        genuine = body.count("\ufffd".encode(codec))
+    except (LookupError, UnicodeError):
+        genuine = 0
+    return max(0, text.count("\ufffd") - genuine)
+
+
+def decode_report(body: bytes, content_type: str | None = None) -> tuple[str | None, str | None, list[tuple[str, str, str]]]:
+    """``decode_body`` plus what the decoding had to guess or repair, as ``(issue reason, action,
+    detail)`` notes (``staging.quality_issues``):
+
+    - ``nul_padding``: bytes that decode only once the NUL bytes padding their end are dropped (a
+      file preallocated, or cut by a crash) — the padding is dropped;
+    - ``encoding_guessed``: not UTF-8 and no charset declared: decoded as cp1252, a guess;
+    - ``invalid_bytes``: bytes not valid in the encoding were replaced by U+FFFD.
+    """
+    notes: list[tuple[str, str, str]] = []
+    text, encoding = decode_body(body, content_type)
+    if text is None:
+        stripped = body.rstrip(b"\x00")
+        if stripped and len(stripped) < len(body) and b"\x00" not in stripped:
+            text, encoding = decode_body(stripped, content_type)
+            if text is not None:
+                notes.append(("nul_padding", "repaired",
+                              f"{len(body) - len(stripped):,} NUL bytes padding the end of the body were dropped"))
+                body = stripped
+        if text is None:
+            return None, None, notes
+    if encoding == "cp1252":
+        high = len(_HIGH_BYTES.findall(body))
+        notes.append(("encoding_guessed", "kept", f"not valid UTF-8 and no charset declared: decoded as cp1252 "
+                                                  f"({high:,} bytes outside ASCII; accented letters may be wrong)"))
+    replaced = _replacements(body, text, encoding)
+    if replaced:
+        notes.append(("invalid_bytes", "repaired",
+                      f"{replaced:,} byte sequence(s) not valid {encoding.removesuffix('-lossy')} were replaced by U+FFFD"))
+    return text, encoding, notes
+
+
 def sniff_content_type(text: str, declared: str | None = None) -> str:
-    """'text/html' or 'text/plain': the declared type when it says html/plain, else the content."""
+    """'text/html' or 'text/plain': the declared type when it says html/plain — unless the content
+    contradicts it (a "text/plain" body that starts as an HTML document, an "html" body without a
+    single ``<``: a saved page with the wrong file extension) — else the content."""
     if declared:
         mime = declared.split(";", 1)[0].strip().lower()
         if mime in ("text/html", "application/xhtml+xml"):
-            return "text/html"
+            return "text/html" if "<" in text[:65536] else "text/plain"
         if mime == "text/plain":
-            return "text/plain"
+            return "text/html" if _HTML_START.match(text[:4096]) else "text/plain"
     head = text[:4096]
     if _HTML_START.match(head):
         return "text/html"

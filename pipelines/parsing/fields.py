@@ -46,6 +46,23 @@ def parse_count(raw: str | None) -> int | None:
         return None
 
 
+_COUNTISH = re.compile(r"[-+−–~≈<>]?\s?\d[\d.,\s\u00a0\u202f]*")
+
+
+def overlong_metric(line: str, suffixes: dict[str, str], prefixes: dict[str, str] | None = None) -> str | None:
+    """The field of a metric line longer than the parsers read (``'9…9citations'`` with thousands
+    of digits): ``suffixes`` / ``prefixes`` map the metric's word to its field. None otherwise —
+    a sentence ending in "papers" has letters before the word, not a number."""
+    low = line.lower()
+    for word, key in suffixes.items():
+        if low.endswith(word) and _COUNTISH.fullmatch(low[: -len(word)].strip()):
+            return key
+    for word, key in (prefixes or {}).items():
+        if low.startswith(word) and _COUNTISH.fullmatch(low[len(word):].strip(" :%")):
+            return key
+    return None
+
+
 def parse_float(raw: str | None) -> float | None:
     if raw is None:
         return None
@@ -98,8 +115,11 @@ def read_date(groups: dict[str, str | None], captured: date) -> dict:
     """Turn the named groups of ``DATE`` into the listing's date columns.
 
     pub_date is the exact day for day precision, the month's first day for month precision and
-    None for year precision (``year`` carries it)."""
-    out = {"year": None, "pub_date": None, "date_precision": None, "year_inferred": False}
+    None for year precision (``year`` carries it). A day that does not exist ("Feb 30, 2025",
+    "Apr 31") keeps its year and month at month precision, and ``impossible_day`` is set so the
+    caller records the repair. A year outside what a date can hold (``0000``) keeps only ``year``
+    (the domain checks then null it)."""
+    out = {"year": None, "pub_date": None, "date_precision": None, "year_inferred": False, "impossible_day": False}
     mon = groups.get("mon") or groups.get("mon_d")
     day = groups.get("day") or groups.get("day_d")
     if mon and day:
@@ -110,17 +130,23 @@ def read_date(groups: dict[str, str | None], captured: date) -> dict:
         else:
             y = infer_year(m, d, captured)
             out["year_inferred"] = True
-            if y is None:
-                return out
+            if y is None:  # no year has this day: the month's year, by the same capture-year rule
+                y = captured.year if m <= captured.month else captured.year - 1
+        if not 1 <= y <= 9999:
+            out.update(year=y, date_precision="year")
+            return out
         try:
             out["pub_date"] = date(y, m, d)
         except ValueError:  # "Feb 30, 2025": keep the year and month, drop the impossible day
-            out.update(year=y, pub_date=date(y, m, 1), date_precision="month")
+            out.update(year=y, pub_date=date(y, m, 1), date_precision="month", impossible_day=True)
             return out
         out.update(year=y, date_precision="day")
         return out
     if groups.get("mon_m"):
         y, m = int(groups["year_m"]), month_number(groups["mon_m"])
+        if not 1 <= y <= 9999:
+            out.update(year=y, date_precision="year")
+            return out
         out.update(year=y, pub_date=date(y, m, 1), date_precision="month")
         return out
     if groups.get("year_y"):
@@ -217,7 +243,9 @@ def parse_byline(line: str) -> tuple[list[str], bool] | None:
     """``'A B, C D, E F et al.'`` -> (['A B', 'C D', 'E F'], True); None if it is not a byline."""
     text = line.strip()
     # Colons, brackets, question marks and exclamations belong to sentences, not to name lists.
-    if len(text) > 400 or not text or any(ch in text for ch in ":()[]?!"):
+    # No length limit: a byline of 500 names is a byline (a large collaboration), not an abstract;
+    # every name must still read as one, and the checks are linear in the line.
+    if not text or any(ch in text for ch in ":()[]?!"):
         return None
     truncated = False
     m = _ET_AL.search(text)
@@ -227,7 +255,7 @@ def parse_byline(line: str) -> tuple[list[str], bool] | None:
     if not text or (text.endswith(".") and not _ENDS_WITH_INITIAL.search(text)):
         return None
     parts = [p for p in _NAME_SPLIT.split(text) if p]
-    if not parts or len(parts) > 60:
+    if not parts:
         return None
     if not all(_looks_like_name(p) for p in parts):
         return None

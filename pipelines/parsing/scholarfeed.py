@@ -23,14 +23,14 @@ import re
 
 from pipelines.parsing.categories import map_category
 from pipelines.parsing.fields import (
-    DATE, NUMBER, arxiv_from_link, arxiv_from_text, code_urls, is_paper_link, parse_byline,
+    DATE, NUMBER, arxiv_from_link, arxiv_from_text, code_urls, is_paper_link, overlong_metric, parse_byline,
     parse_count, parse_float, read_date,
 )
 from pipelines.parsing.layout import (
     Page, content_end, judge_items, looks_like_affiliation, looks_like_person_name, nearest_name_line,
     pick_paper_link, split_items,
 )
-from pipelines.parsing.result import SiteParse, empty_listing, empty_profile
+from pipelines.parsing.result import SiteParse, empty_listing, empty_profile, make_issue
 from pipelines.textnorm import normalize_text
 
 SITE = "scholarfeed"
@@ -54,6 +54,21 @@ _CITATIONS = re.compile(rf"^(?P<n>{NUMBER})\s?citations?$", re.IGNORECASE)
 _NOVELTY = re.compile(r"^Novelty\s?:?\s?(?P<n>\d+(?:[.,]\d+)?)\s?%$", re.IGNORECASE)
 _AI_SCORE = re.compile(r"^AI\s?Score\s?:?\s?(?P<n>\d+(?:[.,]\d+)?)$", re.IGNORECASE)
 _METRICS = (_H_INDEX, _PAPERS_METRIC, _CITATIONS, _NOVELTY, _AI_SCORE, _LIST_HEADER)
+# A metric line whose value is not a number we read ("-5citations", "h-index1.2.3", "Novelty-3%"):
+# the field stays NULL and the line becomes an ``unreadable_value`` issue. A value needs a digit,
+# so a site's "h-index—" (no value shown) is not an issue.
+_LOOSE = r"(?P<n>[-+−–~≈<>]?\s?\d\S{0,40}?)"
+_LOOSE_METRICS = (
+    ("h_index", re.compile(rf"^h-?index\s?:?\s?{_LOOSE}$", re.IGNORECASE)),
+    ("citations", re.compile(rf"^{_LOOSE}\s?citations?$", re.IGNORECASE)),
+    ("declared_papers", re.compile(rf"^{_LOOSE}\s?papers?$")),
+    ("novelty_pct", re.compile(rf"^Novelty\s?:?\s?{_LOOSE}\s?%?$", re.IGNORECASE)),
+    ("ai_score", re.compile(rf"^AI\s?Score\s?:?\s?{_LOOSE}$", re.IGNORECASE)),
+)
+
+
+_LONG_SUFFIXES = {"citations": "citations", "citation": "citations", "papers": "declared_papers", "paper": "declared_papers"}
+_LONG_PREFIXES = {"h-index": "h_index", "hindex": "h_index", "novelty": "novelty_pct", "ai score": "ai_score"}
 
 
 def is_meta_row(line: str) -> bool:
@@ -80,27 +95,40 @@ def content_signals(lines: list[str]) -> int:
 
 
 def _is_header_noise(line: str) -> bool:
-    return any(rx.match(line) for rx in _METRICS) or bool(_PRIMARY_CATEGORY.match(line))
+    return (any(rx.match(line) for rx in _METRICS) or bool(_PRIMARY_CATEGORY.match(line))
+            or any(rx.match(line) for _, rx in _LOOSE_METRICS))
 
 
-def parse_profile(lines: list[str], header_end: int) -> tuple[dict | None, str | None]:
-    """Profile columns from the header block (lines before the first item)."""
+def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None = None) -> tuple[dict | None, str | None]:
+    """Profile columns from the header block (lines before the first item). Metric lines whose
+    value cannot be read are appended to ``issues`` (``unreadable_value``)."""
     profile = empty_profile()
+    issues = [] if issues is None else issues
     first_anchor: int | None = None
     papers_candidates: list[tuple[int, str, bool]] = []   # (index, number, is list header form)
+
+    def count(key: str, raw: str, line: str) -> int | None:
+        value = parse_count(raw)
+        if value is None:
+            issues.append(make_issue("unreadable_value", key, "nulled", line, f"{key}: {raw!r} is not a count"))
+        return value
+
     for i in range(header_end):
         line = lines[i]
         if len(line) > 60:
+            if key := overlong_metric(line, _LONG_SUFFIXES, _LONG_PREFIXES):
+                issues.append(make_issue("unreadable_value", key, "nulled", line,
+                                         f"{key}: a value of {len(line):,} characters is not a count"))
             continue
         m = _H_INDEX.match(line)
         if m:
-            profile["h_index"] = parse_count(m["n"])
+            profile["h_index"] = count("h_index", m["n"], line)
         elif m := _PAPERS_METRIC.match(line):
             papers_candidates.append((i, m["n"], False))
         elif m := _LIST_HEADER.match(line):
             papers_candidates.append((i, m["n"], True))
         elif m := _CITATIONS.match(line):
-            profile["citations"] = parse_count(m["n"])
+            profile["citations"] = count("citations", m["n"], line)
         elif m := _NOVELTY.match(line):
             profile["novelty_pct"] = parse_float(m["n"])
         elif m := _AI_SCORE.match(line):
@@ -111,19 +139,24 @@ def parse_profile(lines: list[str], header_end: int) -> tuple[dict | None, str |
             first_anchor = i
             continue
         else:
-            continue
+            loose = next(((key, lm) for key, rx in _LOOSE_METRICS if (lm := rx.match(line))), None)
+            if loose is None:
+                continue
+            key, lm = loose
+            issues.append(make_issue("unreadable_value", key, "nulled", line,
+                                     f"{key}: {lm['n']!r} is not a number: stored as NULL"))
         if first_anchor is None:
             first_anchor = i
     metric_forms = [c for c in papers_candidates if not c[2]]
     header_forms = [c for c in papers_candidates if c[2]]
     if metric_forms:
-        profile["declared_papers"] = parse_count(metric_forms[0][1])
+        profile["declared_papers"] = count("declared_papers", metric_forms[0][1], lines[metric_forms[0][0]])
     elif len(header_forms) >= 2:
-        profile["declared_papers"] = parse_count(header_forms[0][1])
+        profile["declared_papers"] = count("declared_papers", header_forms[0][1], lines[header_forms[0][0]])
     if header_forms:
-        profile["declared_items"] = parse_count(header_forms[-1][1])
+        profile["declared_items"] = count("declared_items", header_forms[-1][1], lines[header_forms[-1][0]])
     elif len(metric_forms) >= 2:
-        profile["declared_items"] = parse_count(metric_forms[-1][1])
+        profile["declared_items"] = count("declared_items", metric_forms[-1][1], lines[metric_forms[-1][0]])
     if first_anchor is None:
         return None, None
     name_index = nearest_name_line(lines, first_anchor, _is_header_noise)
@@ -142,7 +175,8 @@ def parse(page: Page) -> SiteParse:
     lines = page.lines
     starts = [i for i, line in enumerate(lines) if is_meta_row(line)]
     header_end = starts[0] if starts else len(lines)
-    profile, name = parse_profile(lines, header_end)
+    issues: list[dict] = []
+    profile, name = parse_profile(lines, header_end, issues)
     stop = content_end(lines, starts[-1]) if starts else len(lines)
     ends_cleanly = page.ends_cleanly or stop < len(lines)
     items = split_items(page, starts, stop, META)
@@ -150,13 +184,13 @@ def parse(page: Page) -> SiteParse:
     drafts = [_read_item(item) for item in items]
     listings, rejects, truncated = judge_items(
         items, drafts, lines=lines, ends_cleanly=ends_cleanly, partial_row=_PARTIAL_META,
-        build=lambda item, draft: _listing(item, draft, page),
+        build=lambda item, draft: _listing(item, draft, page, issues),
     )
     if profile is not None:
         profile["listed_items"] = len(listings)
         profile["truncated"] = truncated
     return SiteParse(site=SITE, profile=profile, profile_name=name, listings=listings, rejects=rejects,
-                     truncated=truncated)
+                     truncated=truncated, issues=issues)
 
 
 def _read_item(item) -> dict:
@@ -187,11 +221,15 @@ def _read_item(item) -> dict:
     }
 
 
-def _listing(item, draft: dict, page: Page) -> dict:
+def _listing(item, draft: dict, page: Page, issues: list[dict]) -> dict:
     meta = item.meta
     groups = meta.groupdict()
     listing = empty_listing(item.position)
-    listing.update(read_date(groups, page.captured))
+    when = read_date(groups, page.captured)
+    if when.pop("impossible_day"):
+        issues.append(make_issue("impossible_date", "pub_date", "repaired", groups["date"],
+                                 f"no such day: stored as {when['pub_date']:%Y-%m} at month precision", item.position))
+    listing.update(when)
     title, abstract = draft["title"], draft["abstract"]
     paper_url = pick_paper_link(item, draft["title_index"], is_paper_link)
     arxiv_id, arxiv_version = arxiv_from_link(paper_url) if paper_url else (None, None)

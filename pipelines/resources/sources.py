@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from pipelines.sources.base import Capture
-from pipelines.sources.folder import BUNDLED_SAMPLES, FolderSource
+from pipelines.sources.folder import BUNDLED_SAMPLES, MAX_FILE_BYTES, FolderSource
 
 
 class PageSourceResource(dg.ConfigurableResource, abc.ABC):
@@ -29,16 +30,31 @@ class PageSourceResource(dg.ConfigurableResource, abc.ABC):
 class CapturesFolderResource(PageSourceResource):
     """A folder of captured pages. Default: ``$SCHOLARHOUSE_CAPTURES`` or the bundled samples.
 
-    Every file in the folder is read into the partition being run.
+    Every file in the folder is read into the partition being run (what is refused, and why:
+    ``pipelines/sources/folder.py``). ``max_file_bytes``: larger files are rejected ``oversize``.
     """
 
     path: Optional[str] = None
+    max_file_bytes: int = MAX_FILE_BYTES
+
+    _last_skipped: dict = PrivateAttr(default_factory=dict)
 
     def resolved_path(self) -> Path:
         return Path(self.path or os.environ.get("SCHOLARHOUSE_CAPTURES") or BUNDLED_SAMPLES)
 
     def iter_captures(self, partition_date: date) -> Iterator[Capture]:
-        yield from FolderSource(self.resolved_path()).iter_captures(partition_date)
+        source = FolderSource(self.resolved_path(), max_file_bytes=self.max_file_bytes)
+        try:
+            yield from source.iter_captures(partition_date)
+        finally:
+            self._last_skipped = source.skipped_summary()
+
+    def skipped(self) -> dict[str, int]:
+        """Entries of the folder that are not pages by convention, by kind, from the last read."""
+        return dict(self._last_skipped)
 
     def describe(self) -> str:
-        return f"captures folder {self.resolved_path()}"
+        text = f"captures folder {self.resolved_path()}"
+        if self._last_skipped:
+            text += " (skipped, not pages: " + ", ".join(f"{why} ×{n}" for why, n in sorted(self._last_skipped.items())) + ")"
+        return text

@@ -3,6 +3,16 @@
 A source (a folder of captured files, or the live HTTP crawler) is anything with
 ``iter_captures(partition_date) -> Iterator[Capture]``. The assets only see captures,
 so a new source slots in without touching them. No Dagster imports here.
+
+Two identities, on purpose:
+
+- ``capture_id`` names the *bytes* (sha256 of the body): the same body has the same id at every
+  url and on every night, so it can be stored and parsed once.
+- a *fetch* is one page read on one night — a url on a partition date, or for a captures folder
+  one file (two files may claim the same url). ``pipelines.landing.fetch_id`` names it. Every
+  fetch is a row of its own in ``raw.page_captures`` and is accounted for in staging by its own
+  profile or reject rows, so fetches that failed with the same (often empty) body never collapse
+  into one.
 """
 
 from __future__ import annotations
@@ -11,6 +21,19 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Iterator, Protocol
+
+
+@dataclass(frozen=True)
+class CaptureIssue:
+    """Something the source doubted or repaired while reading a page it still delivers (a sidecar
+    that is not JSON, a capture time in the future, ...). Lands in ``raw.page_captures.capture_issues``
+    and, from there, in ``staging.quality_issues`` (stage ``fetch``)."""
+
+    reason: str                 # stable code (pipelines.parsing.result.ISSUE_REASONS)
+    field: str | None           # the column it is about ('captured_at', 'url', ...), None for the page
+    action: str                 # 'nulled' (not used) | 'repaired' (a default/corrected value used) | 'kept'
+    raw_value: str | None       # what was read, as text (cut to 200 characters)
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -31,6 +54,7 @@ class Capture:
     # still landed in raw.page_captures, and staging records a reject with this reason.
     reject_reason: str | None = None
     reject_detail: str | None = None
+    issues: tuple[CaptureIssue, ...] = ()
 
     @property
     def capture_id(self) -> str:

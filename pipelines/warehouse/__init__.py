@@ -85,9 +85,93 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout_s: float 
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    migrate_columns(con)
     migrate_compression(con)
     for statement in schema_statements():
         con.execute(statement)
+
+
+def _split_top_level(body: str) -> list[str]:
+    """A CREATE TABLE body split at the commas between column definitions (not inside STRUCT(...))."""
+    parts, depth, current = [], 0, []
+    for ch in body:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def declared_columns() -> dict[str, dict[str, str]]:
+    """Every table's columns as the DDL declares them: table -> column -> definition (type and
+    constraints as written)."""
+    tables: dict[str, dict[str, str]] = {}
+    for statement in schema_statements():
+        for name, body in _CREATE_TABLE.findall(statement):
+            without_comments = "\n".join(line.split("--", 1)[0] for line in body.splitlines())
+            columns = {}
+            for definition in _split_top_level(without_comments):
+                column, _, rest = definition.partition(" ")
+                columns[column] = rest.strip()
+            tables[name] = columns
+    return tables
+
+
+# Columns added to tables that already hold rows: how to fill them for those rows (one statement
+# each, run once, right after the column is added). A new partition's rows carry them anyway.
+_BACKFILL = {
+    ("raw.page_captures", "fetch_id"): (
+        "UPDATE raw.page_captures SET fetch_id = substr(sha256(concat_ws(chr(31), CAST(partition_date AS VARCHAR), "
+        "coalesce(url, ''), coalesce(source_file, ''))), 1, 16) WHERE fetch_id IS NULL"),
+    ("staging.profiles", "fetch_id"): (
+        "UPDATE staging.profiles s SET fetch_id = c.fetch_id FROM raw.page_captures c "
+        "WHERE s.fetch_id IS NULL AND c.partition_date = s.partition_date AND c.url = s.url"),
+    ("staging.rejects", "fetch_id"): (
+        "UPDATE staging.rejects s SET fetch_id = c.fetch_id FROM raw.page_captures c "
+        "WHERE s.fetch_id IS NULL AND c.partition_date = s.partition_date AND c.url = s.url"),
+    ("staging.rejects", "stage"): (
+        "UPDATE staging.rejects s SET stage = CASE WHEN EXISTS (SELECT 1 FROM raw.page_captures c "
+        "WHERE c.partition_date = s.partition_date AND c.url = s.url AND c.fetch_reject = s.reason) "
+        "THEN 'fetch' ELSE 'parse' END WHERE s.stage IS NULL"),
+}
+
+
+def migrate_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Add the columns the DDL declares to tables created before them (``CREATE TABLE IF NOT
+    EXISTS`` leaves an existing table alone), and fill them for the rows already there
+    (``_BACKFILL``); a column without a backfill is NULL in old rows (``NOT NULL`` is then only
+    promised for new rows). One transaction. Returns the ``table.column`` names added."""
+    stored = {f"{s}.{t}": set() for s, t in con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()}
+    if not stored:
+        return []
+    for schema, table, column in con.execute(
+            "SELECT table_schema, table_name, column_name FROM information_schema.columns").fetchall():
+        if f"{schema}.{table}" in stored:
+            stored[f"{schema}.{table}"].add(column)
+    missing = [(table, column, definition) for table, columns in declared_columns().items() if table in stored
+               for column, definition in columns.items() if column not in stored[table]]
+    if not missing:
+        return []
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table, column, definition in missing:
+            definition = re.sub(r"\bNOT NULL\b|\bUSING COMPRESSION \w+", "", definition, flags=re.I).strip()
+            con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+        for table, column, _ in missing:
+            if (table, column) in _BACKFILL:
+                con.execute(_BACKFILL[(table, column)])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return [f"{table}.{column}" for table, column, _ in missing]
 
 
 _CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS\s+(\w+\.\w+)\s*\((.*?)\n\);", re.S)

@@ -4,6 +4,7 @@ CREATE SCHEMA IF NOT EXISTS staging;
 -- One row per profile capture (grain: partition_date × capture_id).
 CREATE TABLE IF NOT EXISTS staging.profiles (
     capture_id           VARCHAR NOT NULL,
+    fetch_id             VARCHAR NOT NULL,  -- the fetch parsed (raw.page_captures.fetch_id)
     partition_date       DATE NOT NULL,
     source               VARCHAR NOT NULL,
     source_profile_id    VARCHAR NOT NULL,
@@ -65,15 +66,37 @@ CREATE TABLE IF NOT EXISTS staging.listings (
     code_urls           VARCHAR[] NOT NULL
 );
 
--- What could not be parsed, and why. Never dropped silently.
+-- What was dropped — a fetch, a page or an item — and why. Never dropped silently: every fetch
+-- of raw.page_captures has a profile or at least one reject row of its own.
 CREATE TABLE IF NOT EXISTS staging.rejects (
-    reject_id         VARCHAR NOT NULL,
+    reject_id         VARCHAR NOT NULL,  -- hash of partition_date, fetch_id, reason, position
     capture_id        VARCHAR NOT NULL,
+    fetch_id          VARCHAR NOT NULL,  -- the fetch it is about (raw.page_captures.fetch_id)
     partition_date    DATE NOT NULL,
     source            VARCHAR NOT NULL,
     url               VARCHAR,
     reason            VARCHAR NOT NULL,  -- stable code: empty, not_text, unknown_site, bot_challenge, ...
     detail            VARCHAR,
     position          INTEGER,           -- the item on the page, for item-level rejects
+    stage             VARCHAR NOT NULL,  -- 'fetch' (the source could not deliver it) | 'parse'
+    parser_version    VARCHAR NOT NULL
+);
+
+-- What landed but was repaired or is doubtful, one row per value: the raw text as read and what
+-- was stored instead. Dropped things are in staging.rejects; this table is about rows that exist.
+CREATE TABLE IF NOT EXISTS staging.quality_issues (
+    issue_id          VARCHAR NOT NULL,  -- hash of partition_date, fetch_id, position, field, reason, raw_value
+    capture_id        VARCHAR NOT NULL,
+    fetch_id          VARCHAR NOT NULL,
+    partition_date    DATE NOT NULL,
+    source            VARCHAR NOT NULL,
+    url               VARCHAR,
+    position          INTEGER,           -- the item (staging.listings.position); NULL: the page or profile
+    field             VARCHAR,           -- the column it is about ('h_index', 'pub_date', 'captured_at', ...)
+    reason            VARCHAR NOT NULL,  -- stable code: value_out_of_range, impossible_date, bad_sidecar, ...
+    action            VARCHAR NOT NULL,  -- 'nulled' | 'repaired' | 'kept'
+    raw_value         VARCHAR,           -- what the page (or sidecar) said, as text
+    detail            VARCHAR,
+    stage             VARCHAR NOT NULL,  -- 'fetch' (the page source) | 'parse'
     parser_version    VARCHAR NOT NULL
 );
