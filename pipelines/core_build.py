@@ -21,7 +21,12 @@ from pipelines.identity.overrides import Overrides, apply_overrides, merge_ids
 from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
 from pipelines.resolution import resolve_papers
-from pipelines.resolution.incremental import AUTHOR_STATE_SCHEMA, resolve_authors_incrementally, scheduled_full
+from pipelines.resolution.incremental import (
+    AUTHOR_MODEL_SCHEMA,
+    AUTHOR_STATE_SCHEMA,
+    resolve_authors_incrementally,
+    scheduled_full,
+)
 from pipelines.resolution.incremental_papers import PAPER_STATE_SCHEMA, resolve_papers_incrementally
 from pipelines.resolution.review import REVIEW_SCHEMA
 from pipelines.resolution.papers import TITLE_DIFF_SCHEMA, TitleDiffCache
@@ -52,6 +57,8 @@ class CoreTables:
     # the author matcher's resolution, for the next night (cache.author_matches / author_match_review)
     author_state: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=AUTHOR_STATE_SCHEMA))
     author_state_review: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REVIEW_SCHEMA))
+    # the author matcher's evidence weights, fitted on the last full night (cache.author_model)
+    author_model: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=AUTHOR_MODEL_SCHEMA))
     # the paper matcher's resolution, for the next night (cache.paper_matches / paper_match_review)
     paper_state: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=PAPER_STATE_SCHEMA))
     paper_state_review: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REVIEW_SCHEMA))
@@ -66,6 +73,7 @@ class CoreTables:
             ("core.author_id_registry", self.author_registry.rename({"key": "mention_key", "id": "author_id"})),
             ("cache.title_diffs", self.title_diffs),
             ("cache.author_matches", self.author_state), ("cache.author_match_review", self.author_state_review),
+            ("cache.author_model", self.author_model),
             ("cache.paper_matches", self.paper_state), ("cache.paper_match_review", self.paper_state_review),
         ]
 
@@ -83,6 +91,7 @@ def build_core(
     title_diffs: pl.DataFrame | TitleDiffCache | None = None,
     author_state: pl.DataFrame | None = None,
     author_state_review: pl.DataFrame | None = None,
+    author_model: pl.DataFrame | None = None,
     paper_state: pl.DataFrame | None = None,
     paper_state_review: pl.DataFrame | None = None,
     timer: StageTimer | None = None,
@@ -99,7 +108,8 @@ def build_core(
     run, reused where the same pair of titles meets again; the result is the same without them.
 
     author_state / author_state_review (optional, ``cache.author_matches`` /
-    ``cache.author_match_review``): the author matcher's last resolution; only the people tonight's
+    ``cache.author_match_review``) and author_model (``cache.author_model``): the author matcher's
+    last resolution and the evidence weights its last full night fitted; only the people tonight's
     changes can reach are re-resolved (``resolution/incremental.py``). Without them, everyone is.
     paper_state / paper_state_review (optional, ``cache.paper_matches`` / ``cache.paper_match_review``):
     the same for the paper matcher (``resolution/incremental_papers.py``).
@@ -201,7 +211,7 @@ def build_core(
     )
     with timer.stage("resolve_authors", rows=collapsed.height):
         author_night = resolve_authors_incrementally(collapsed.drop("group"), author_state, author_state_review,
-                                                     full_reason=scheduled_full(today))
+                                                     model=author_model, full_reason=scheduled_full(today))
     author_match, author_review = author_night.assignments, author_night.review
     group_to_cluster = collapsed.select("group", "mention_id").join(
         author_match.select("mention_id", cluster="author_id", a_method="method", a_score="score"), on="mention_id")
@@ -345,7 +355,7 @@ def build_core(
         author_profiles=author_profiles, authorships=authorships, match_review=review, id_redirects=id_redirects,
         paper_registry=paper_ids.registry, author_registry=author_ids.registry, stats=stats,
         mention_authors=a_members.select("key", "author_id"), title_diffs=used_diffs,
-        author_state=author_night.state, author_state_review=author_night.review,
+        author_state=author_night.state, author_state_review=author_night.review, author_model=author_night.model,
         paper_state=paper_night.state, paper_state_review=paper_night.review,
     )
 
@@ -437,6 +447,7 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         title_diffs = TitleDiffCache(warehouse.read_frame(con, "SELECT * FROM cache.title_diffs"))
         author_state = warehouse.read_frame(con, "SELECT * FROM cache.author_matches")
         author_state_review = warehouse.read_frame(con, "SELECT * FROM cache.author_match_review")
+        author_model = warehouse.read_frame(con, "SELECT * FROM cache.author_model")
         paper_state = warehouse.read_frame(con, "SELECT * FROM cache.paper_matches")
         paper_state_review = warehouse.read_frame(con, "SELECT * FROM cache.paper_match_review")
         # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
@@ -455,7 +466,7 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         handed_over.pop(), profiles, paper_registry=paper_registry, author_registry=author_registry,
         redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
         title_diffs=title_diffs, author_state=author_state, author_state_review=author_state_review,
-        paper_state=paper_state, paper_state_review=paper_state_review, timer=timer,
+        author_model=author_model, paper_state=paper_state, paper_state_review=paper_state_review, timer=timer,
     )
     with timer.stage("core_write"):
         write_core(con, core, until)

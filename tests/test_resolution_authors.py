@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -148,9 +149,12 @@ def test_name_variants_merge_with_evidence(left, right):
 def test_names_alone_never_merge():
     frame = mentions(
         [
-            # Homonyms: same full name, no shared evidence.
-            {"mention_id": "1", "name": "Wei Wang", "paper_id": "p1", "coauthors": ["Ann Lee"], "affiliation": "Tsinghua University"},
-            {"mention_id": "2", "name": "Wei Wang", "paper_id": "p2", "coauthors": ["Bob Ray"], "affiliation": "Tsinghua University"},
+            # The same full name and nothing else known about either mention.
+            {"mention_id": "1", "name": "Wei Wang", "paper_id": "p1"},
+            {"mention_id": "2", "name": "Wei Wang", "paper_id": "p2"},
+            # The same name, and nothing else agrees: other co-authors, other institutions.
+            {"mention_id": "7", "name": "Lan Zhou", "paper_id": "p7", "coauthors": ["Ann Lee"], "affiliation": "Tsinghua University"},
+            {"mention_id": "8", "name": "Lan Zhou", "paper_id": "p8", "coauthors": ["Bob Ray"], "affiliation": "University of Oslo"},
             # Look-alikes sharing co-authors: still two people, sent to review.
             {"mention_id": "3", "name": "Daning Chen", "paper_id": "p3", "coauthors": ["Yunquan Zhang", "Boyang Zhang"]},
             {"mention_id": "4", "name": "Daning Cheng", "paper_id": "p4", "coauthors": ["Yunquan Zhang", "Boyang Zhang"]},
@@ -159,10 +163,40 @@ def test_names_alone_never_merge():
         ]
     )
     result, review = resolve_authors(frame)
-    assert result["author_id"].n_unique() == 6
+    assert result["author_id"].n_unique() == 8
     pairs = {frozenset((a, b)) for a, b in review.select("left_id", "right_id").iter_rows()}
     assert frozenset(("3", "4")) in pairs and frozenset(("5", "6")) in pairs
-    assert frozenset(("1", "2")) in pairs  # same name and affiliation: worth a look, not a merge
+    assert frozenset(("1", "2")) in pairs  # the same name: worth a look, not a merge
+
+
+def test_a_rare_name_needs_less_evidence_than_a_common_one():
+    """Evidence is weighed by how telling it is (term frequency in people, not mentions): the same
+    affiliation and a close year join two mentions of a rare name, while a name carried by many
+    people who share nothing needs more than that."""
+    from pipelines.resolution.authors import _prepare, fit_author_model
+    from pipelines.resolution.author_linkage import compare_block, mention_evidence, pair_probabilities
+
+    rows = []
+    for k in range(12):  # twelve people called Wei Wang: each their own co-authors and institute
+        rows.append({"mention_id": f"w{k:02d}", "name": "Wei Wang", "paper_id": f"wp{k}", "coauthors": [f"Co{k} Author"],
+                     "affiliation": f"Institute {k}", "year": 2000 + k})
+    rows += [
+        {"mention_id": "wa", "name": "Wei Wang", "paper_id": "wa", "coauthors": ["Ann Lee"], "affiliation": "Tsinghua University", "year": 2020},
+        {"mention_id": "wb", "name": "Wei Wang", "paper_id": "wb", "coauthors": ["Bob Ray"], "affiliation": "Tsinghua University", "year": 2020},
+        {"mention_id": "xa", "name": "Xin-Nian Wang", "paper_id": "xa", "coauthors": ["Cy Twombly"], "affiliation": "Duke University", "year": 1998},
+        {"mention_id": "xb", "name": "Xin-Nian Wang", "paper_id": "xb", "coauthors": ["Di Fox"], "affiliation": "Duke University", "year": 1999},
+    ]
+    frame = mentions(rows)
+    model = fit_author_model(frame)
+    m = _prepare(frame)
+    ev = mention_evidence(m.names, m.coauthor_keys, m.titles, m.years, m.venue, m.affiliation, model)
+    at = {x: i for i, x in enumerate(m.ids)}
+    pair = lambda a, b: np.array([at[a], at[b]])  # noqa: E731
+    probability = {key: pair_probabilities(ev, model, compare_block(ev, pair(*key)), pair(*key)[:, None])[0, 1]
+                   for key in (("wa", "wb"), ("xa", "xb"))}
+    assert probability[("xa", "xb")] > probability[("wa", "wb")]
+    author = author_of(match_authors(frame))
+    assert author["xa"] == author["xb"]
 
 
 def test_identical_names_with_shared_coauthor_or_paper_are_one_person():

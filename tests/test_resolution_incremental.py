@@ -10,6 +10,7 @@ from pipelines.resolution import resolve_authors
 from pipelines.resolution.incremental import (
     AUTHOR_STATE_SCHEMA,
     mention_digests,
+    model_of,
     resolve_authors_incrementally,
 )
 from pipelines.resolution.synthetic import synthetic_mentions
@@ -24,7 +25,7 @@ def corpus():
 def _night(frame, previous=None, **kwargs):
     if previous is None:
         return resolve_authors_incrementally(frame, **kwargs)
-    return resolve_authors_incrementally(frame, previous.state, previous.review, **kwargs)
+    return resolve_authors_incrementally(frame, previous.state, previous.review, model=previous.model, **kwargs)
 
 
 def _papers(frame: pl.DataFrame) -> list[str]:
@@ -55,10 +56,12 @@ def test_a_night_with_a_few_papers_changed_matches_the_full_resolution(corpus, c
     few = set(papers[:: max(1, len(papers) // 4)][:4])
     smaller = corpus.filter(~pl.col("paper_id").is_in(list(few)))
     before, after = (smaller, corpus) if change == "added" else (corpus, smaller)
-    night = _night(after, _night(before), max_changed_share=0.5)
+    previous = _night(before)
+    night = _night(after, previous, max_changed_share=0.5)
     assert night.stats["mode"] == "incremental"
     assert 0 < night.stats["resolved"] < after.height
-    whole, review = resolve_authors(after)
+    # ... weighed as the full resolution weighs evidence with the model the last full night fitted
+    whole, review = resolve_authors(after, model=model_of(previous.model))
     assert night.assignments.equals(whole)
     assert night.review.equals(review)
 
@@ -80,8 +83,10 @@ def test_a_new_coauthor_changes_every_mention_of_that_paper():
 def test_falls_back_to_a_full_resolution_when_the_state_cannot_be_used(corpus, monkeypatch):
     first = _night(corpus)
     stale = first.state.with_columns(version=pl.lit("another"))
-    assert _night(corpus, type(first)(first.assignments, first.review, stale)).stats["reason"] == \
+    assert _night(corpus, type(first)(first.assignments, first.review, stale, model=first.model)).stats["reason"] == \
         "the matcher changed since the earlier resolution"
+    without_model = resolve_authors_incrementally(corpus, first.state, first.review)
+    assert without_model.stats["reason"] == "no stored author model"
     half = corpus.head(corpus.height // 2)
     assert _night(half, first).stats["mode"] == "full"  # half the mentions gone: more than 5 % changed
     monkeypatch.setenv("SCHOLARHOUSE_INCREMENTAL_RESOLUTION", "off")
@@ -145,9 +150,10 @@ def test_cases_found_in_review_match_the_full_resolution(case):
     before_rows, new_rows = _case(case)
     before = pl.DataFrame(before_rows, schema=_SCHEMA)
     after = pl.concat([before, pl.DataFrame(new_rows, schema=_SCHEMA)])
-    night = _night(after, _night(before))
+    previous = _night(before)
+    night = _night(after, previous)
     assert night.stats["mode"] == "incremental"
-    whole, review = resolve_authors(after)
+    whole, review = resolve_authors(after, model=model_of(previous.model))
     assert night.assignments.equals(whole)
     assert night.review.select("left_id", "right_id").equals(review.select("left_id", "right_id"))
 

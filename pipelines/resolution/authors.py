@@ -53,6 +53,22 @@ import numpy as np
 import polars as pl
 from rapidfuzz.distance import JaroWinkler
 
+from pipelines.resolution.author_linkage import (
+    MERGE_PROBABILITY,
+    AuthorModel,
+    blocks as linkage_blocks,
+    compare_pairs,
+    describe_levels,
+    affiliation_key,
+    canonical_name,
+    fit_linkage,
+    frequency_tables,
+    people_per_name,
+    link_block,
+    mention_evidence,
+    packed,
+    random_pairs,
+)
 from pipelines.resolution.blocking import pair_code, star_pairs, unique_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
 from pipelines.resolution.review import REVIEW_SCHEMA, concat_queues, review_queue
@@ -60,8 +76,6 @@ from pipelines.resolution.runtime import map_in_processes, match_workers, withou
 from pipelines.resolution.names import name_compatibility, name_forms, name_levels, parse_name
 from pipelines.textnorm import match_key
 
-MERGE_POINTS = 2.0
-MERGE_POINTS_INITIALS = 3.0
 REVIEW_NAME_SIMILARITY = 0.85  # Jaro-Winkler of folded names for the "similar but incompatible" queue
 MAX_EVIDENCE_GROUP = 60
 MAX_PAPER_AUTHORS = 100  # beyond this (consortium papers) only the listed co-authors count  # clusters sharing one (name key, evidence) value beyond this are too common to link
@@ -98,6 +112,8 @@ class _Mentions:
     openalex: list[str | None]
     affiliation: list[str | None]
     venue: list[str | None]
+    titles: list[str | None]
+    years: list[int | None]
 
 
 def _col(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
@@ -127,6 +143,8 @@ def _prepare(mentions: pl.DataFrame, on_paper: dict[str, tuple[set[str], dict[st
         coauthors.alias("coauthors"),
         _col(mentions, "venue", pl.String).alias("venue"),
         _col(mentions, "affiliation", pl.String).alias("affiliation"),
+        _col(mentions, "title", pl.String).alias("title"),
+        _col(mentions, "year", pl.Int64).alias("year"),
         _col(mentions, "source", pl.String).alias("source"),
         _col(mentions, "source_profile_id", pl.String).alias("source_profile_id"),
         _is_owner(mentions).alias("owner"),
@@ -166,8 +184,10 @@ def _prepare(mentions: pl.DataFrame, on_paper: dict[str, tuple[set[str], dict[st
         profile=profiles,
         orcid=[normalize_orcid(v) for v in df["orcid"].to_list()],
         openalex=[normalize_openalex_id(v) for v in df["openalex_id"].to_list()],
-        affiliation=[match_key(a) or None for a in df["affiliation"].to_list()],
+        affiliation=_per_value(df["affiliation"].to_list(), affiliation_key),
         venue=_per_value(df["venue"].to_list(), lambda v: match_key(v) or None),
+        titles=df["title"].to_list(),
+        years=df["year"].to_list(),
     )
 
 
@@ -298,6 +318,9 @@ class _AuthorUnionFind(ConstrainedUnionFind):
                 return "different profiles on one site"
         return super().conflict(ra, rb, spans=spans)
 
+    def has_constraints(self, root: int) -> bool:
+        return super().has_constraints(root) or root in self.cluster_profiles
+
     def _merged(self, root: int, absorbed: int) -> None:
         names = self.cluster_names.pop(absorbed, None)
         if names:
@@ -307,18 +330,6 @@ class _AuthorUnionFind(ConstrainedUnionFind):
             mine = self.cluster_profiles.setdefault(root, {})
             for site, labels in profiles.items():
                 mine.setdefault(site, set()).update(labels)
-
-
-def _evidence_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
-    """Cluster pairs sharing a name key and at least one piece of evidence (a co-author, a paper,
-    an affiliation)."""
-    key_root: list[int] = []
-    key_col: list[str] = []
-    for r, keys in zip(roots, m.keys):
-        if keys:
-            key_root += [r] * len(keys)
-            key_col += keys
-    return _pairs_sharing(key_root, key_col, _evidence_rows(m, roots, affiliations=True))
 
 
 def _evidence_rows(m: _Mentions, roots: list[int], *, affiliations: bool) -> tuple[list[int], list[str]]:
@@ -451,7 +462,7 @@ class _AuthorResolution:
     review: list[_Review]
 
 
-def _resolve(m: _Mentions) -> _AuthorResolution:
+def _resolve(m: _Mentions, model: AuthorModel) -> _AuthorResolution:
     n = len(m.ids)
     uf = _AuthorUnionFind(m)
     edges: list[tuple[int, int, str, float]] = []
@@ -497,45 +508,10 @@ def _resolve(m: _Mentions) -> _AuthorResolution:
         if uf.union(i, j) or uf.find(i) == uf.find(j):
             edges.append((i, j, "same_paper", s))
 
-    # 3. Shared evidence between clusters with compatible names (two rounds).
+    # 3. Probabilistic linkage of compatible names within blocks (author_linkage.py).
     uf.one_profile_per_site = True
     seen_review: set[tuple[int, int]] = set()
-    for _round in range(2):
-        roots = uf.roots()
-        pairs = _evidence_candidates(m, roots)
-        view = _cluster_view(m, roots, set(pairs["a"].to_list()) | set(pairs["b"].to_list()))
-        scored = []
-        for a, b in pairs.iter_rows():
-            worst, best = name_levels(view.names.get(a, set()), view.names.get(b, set()))
-            if worst == 0:
-                continue  # incompatible names: handled by the similar-names review below
-            points, ev_for = _pair_evidence(view, a, b)
-            if points <= 0:
-                continue
-            bonus = 1.0 if _same_full_name(view, a, b) else (0.5 if best == 2 else 0.0)
-            total = points + bonus
-            needed = MERGE_POINTS if best == 2 else MERGE_POINTS_INITIALS
-            scored.append((total, needed, a, b, ev_for))
-        scored.sort(key=lambda t: (-t[0], t[2], t[3]))
-        for total, needed, a, b, ev_for in scored:
-            ra, rb = uf.find(a), uf.find(b)
-            if ra == rb:
-                continue
-            if total >= needed:
-                reason = uf.conflict(ra, rb)
-                if reason is None:
-                    uf.union(a, b)
-                    ia, ib = view.members[a][0], view.members[b][0]
-                    edges.append((ia, ib, "shared_evidence", _score(total)))
-                    continue
-                against = f"{reason} ({_label(view, a)} / {_label(view, b)})"
-            else:
-                against = f"only {total:g} evidence point(s), {needed:g} needed"
-            key = (min(a, b), max(a, b))
-            # Borderline only: within one point of the bar (or refused by a constraint).
-            if total >= max(1.0, needed - 1.0) and key not in seen_review:
-                seen_review.add(key)
-                review.append(_Review(view.members[a][0], view.members[b][0], _score(total), "; ".join(ev_for), against))
+    _link(m, model, uf, edges, review, seen_review)
 
     # 4. Similar but incompatible names with shared evidence: review only.
     roots = uf.roots()
@@ -573,12 +549,6 @@ def _same_family_initial(a: set[str], b: set[str]) -> bool:
     return any(k in keys_a for y in b for k in parse_name(y).keys)
 
 
-def _same_full_name(view: _ClusterView, a: int, b: int) -> bool:
-    """Both clusters carry one full name (spacing, hyphens, case and diacritics aside)."""
-    forms_a = {name_forms(x)[1] for x in view.names.get(a, ())} - {None}
-    return any(name_forms(y)[1] in forms_a for y in view.names.get(b, ()))
-
-
 def _similar_name_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
     """Cluster pairs with loosely similar names (surname prefix + first initial) sharing a
     co-author or a paper."""
@@ -590,6 +560,61 @@ def _similar_name_candidates(m: _Mentions, roots: list[int]) -> pl.DataFrame:
                 loose_root.append(r)
                 loose_col.append(f"{reading.family[:3]} {reading.first_initial}")
     return _pairs_sharing(loose_root, loose_col, _evidence_rows(m, roots, affiliations=False))
+
+
+def _link(m: _Mentions, model: AuthorModel, uf: _AuthorUnionFind, edges: list, review: list[_Review],
+          seen_review: set[tuple[int, int]]) -> None:
+    """Step 3: average linkage of each block's pair probabilities (author_linkage.py), applied
+    through the union-find so identity, byline and profile constraints still hold."""
+    ev = mention_evidence(m.names, m.coauthor_keys, m.titles, m.years, m.venue, m.affiliation, model)
+    start = np.array(uf.roots(), dtype=np.int64)
+    constrained = {r for r in set(start.tolist()) if uf.has_constraints(r)}
+    for rows, block_of in packed(linkage_blocks(m.keys, ev.canonical, ev.year, m.ids)):
+        result = link_block(ev, model, rows, block_of, start[rows], _forbidden(uf, start[rows], constrained))
+        for label in range(int(result.labels.max()) + 1):
+            members = np.flatnonzero(result.labels == label)
+            anchor = int(rows[members[0]])
+            for k in members[1:].tolist():
+                other = int(rows[k])
+                ra, rb = uf.find(anchor), uf.find(other)
+                if ra == rb:
+                    continue
+                score = round(float(result.score[k]), 4)
+                reason = uf.conflict(ra, rb)
+                if reason is None:
+                    uf.union(ra, rb)
+                    edges.append((anchor, other, "shared_evidence", score))
+                elif (min(ra, rb), max(ra, rb)) not in seen_review:
+                    seen_review.add((min(ra, rb), max(ra, rb)))
+                    lo, hi = min(anchor, other), max(anchor, other)
+                    review.append(_Review(lo, hi, score, "linked by their evidence", f"{reason} ({m.names[lo]} / {m.names[hi]})"))
+        for ri, rj, mean, levels in result.review:
+            a, b = int(rows[ri]), int(rows[rj])
+            ra, rb = uf.find(a), uf.find(b)
+            key = (min(ra, rb), max(ra, rb))
+            if ra == rb or key in seen_review:
+                continue
+            seen_review.add(key)
+            reason = uf.conflict(ra, rb)
+            lo, hi = min(a, b), max(a, b)
+            against = (f"{reason} ({m.names[lo]} / {m.names[hi]})" if reason is not None
+                       else f"mean match probability {mean:.2f}, {MERGE_PROBABILITY:g} needed")
+            review.append(_Review(lo, hi, round(mean, 4), describe_levels(levels), against))
+
+
+def _forbidden(uf: _AuthorUnionFind, start: np.ndarray, constrained: set[int]) -> np.ndarray:
+    """Pairs of a block's rows whose starting clusters may never merge: two entries of one byline,
+    different ORCIDs, different profiles on one site (names are the linkage's own test)."""
+    forbidden = np.zeros((len(start), len(start)), dtype=bool)
+    present = sorted(constrained.intersection(start.tolist()))
+    for x in range(len(present)):
+        for y in range(x + 1, len(present)):
+            reason = uf.conflict(present[x], present[y])
+            if reason is not None and reason != "incompatible":
+                rx, ry = start == present[x], start == present[y]
+                forbidden[np.ix_(rx, ry)] = True
+                forbidden[np.ix_(ry, rx)] = True
+    return forbidden
 
 
 def _assignments(m: _Mentions, res: _AuthorResolution) -> pl.DataFrame:
@@ -735,26 +760,116 @@ def _component_batches(mentions: pl.DataFrame, batch: int,
         yield part, {p: on_paper[p] for p in papers if p in on_paper}
 
 
-def _resolved(mentions: pl.DataFrame) -> Iterator[tuple[_Mentions, _AuthorResolution]]:
+def _resolved(mentions: pl.DataFrame, model: AuthorModel | None = None) -> Iterator[tuple[_Mentions, _AuthorResolution]]:
     """(features, resolution) of ``mentions``: in one piece, or per batch of components."""
     batch = _batch_size()
     if mentions.height <= batch:
         m = _prepare(mentions)
-        yield m, _resolve(m)
+        yield m, _resolve(m, model or _model_for(m, mentions, None))
         return
-    for part, on_paper in _component_batches(mentions, batch):
-        m = _prepare(part, on_paper)
-        yield m, _resolve(m)
+    on_paper = _paper_names_of(mentions)
+    model = model or fit_author_model(mentions, on_paper=on_paper)
+    for part, part_on_paper in _component_batches(mentions, batch, on_paper):
+        m = _prepare(part, part_on_paper)
+        yield m, _resolve(m, model)
 
 
 @without_cycle_collection
-def _resolve_batch(batch: tuple[pl.DataFrame, dict[str, tuple[set[str], dict[str, str]]] | None]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(assignments, review) of one batch of whole components — in a worker process or here."""
-    part, on_paper = batch
+def _resolve_batch(batch: tuple[pl.DataFrame, dict[str, tuple[set[str], dict[str, str]]] | None, AuthorModel | None]
+                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(assignments, review) of one batch of whole components — in a worker process or here.
+    Without a model (the input is this one batch) the model is fitted on the batch itself."""
+    part, on_paper, model = batch
     m = _prepare(part, on_paper)
-    res = _resolve(m)
+    res = _resolve(m, model or _model_for(m, part, on_paper))
     assigned = _assignments(m, res)
     return assigned, _review_frame(m, res, assigned["author_id"].to_list())
+
+
+def _model_for(m: _Mentions, mentions: pl.DataFrame, on_paper) -> AuthorModel:
+    """The model of an input resolved in one piece (``m``: its prepared form, reused when the
+    input is small enough to be fitted on whole) — the same as :func:`fit_author_model`'s."""
+    if mentions.height <= FIT_MENTIONS:
+        return _fit(m, mentions)
+    return fit_author_model(mentions, on_paper=on_paper)
+
+
+# The model is fitted on at most this many mentions (whole name keys, chosen by a hash of the key).
+FIT_MENTIONS = 60_000
+
+
+def fit_author_model(mentions: pl.DataFrame, *, on_paper: dict[str, tuple[set[str], dict[str, str]]] | None = None
+                     ) -> AuthorModel:
+    """The evidence weights of the author linkage (author_linkage.py), fitted on ``mentions``:
+    frequency tables over all of them, ``m``/``u`` on a deterministic sample of whole name keys
+    (at most ``FIT_MENTIONS`` mentions). Pass it to :func:`resolve_authors` to weigh a part of a
+    corpus (an incremental night's subset, a batch) exactly as the whole."""
+    if mentions.height == 0:
+        return _fit(_prepare(mentions), mentions)
+    sample = mentions
+    if mentions.height > FIT_MENTIONS:
+        names = mentions["name"].cast(pl.String).fill_null("")
+        distinct = names.unique()
+        table = pl.DataFrame({"name": distinct, "key": [name_forms(x)[0] or "" for x in distinct.to_list()]},
+                             schema={"name": pl.String, "key": pl.String})
+        keys = pl.DataFrame({"name": names}).join(table, on="name", how="left", maintain_order="left")["key"]
+        buckets = keys.hash(seed=0) % 1024  # fixed seed: the same keys in every process and night
+        counts = np.bincount(buckets.to_numpy().astype(np.int64), minlength=1024)
+        keep = int(np.searchsorted(np.cumsum(counts), FIT_MENTIONS, side="right"))
+        sample = mentions.filter(buckets < max(keep, 1))
+    if on_paper is None:
+        on_paper = _paper_names_of(mentions)
+    papers = sample["paper_id"].cast(pl.String).drop_nulls().unique().to_list()
+    m = _prepare(sample, {p: on_paper[p] for p in papers if p in on_paper})
+    return _fit(m, mentions)
+
+
+def _fit(m: _Mentions, mentions: pl.DataFrame) -> AuthorModel:
+    """Fit on the prepared mentions ``m`` (all of ``mentions`` or a sample of them); the
+    frequency tables count all of ``mentions``."""
+    names = mentions["name"].cast(pl.String).fill_null("").to_list() if mentions.height else []
+    canonical = [f[0] for f in _per_value(names, canonical_name)]
+    link_rows, links = _name_links(mentions)
+    per_name = people_per_name(canonical, link_rows, links)
+    affiliations = _per_value(mentions["affiliation"].cast(pl.String).to_list() if "affiliation" in mentions.columns
+                              else [None] * mentions.height, affiliation_key)
+    titles = mentions["title"].cast(pl.String).to_list() if "title" in mentions.columns else [None] * mentions.height
+    affiliation_counts, title_df = frequency_tables(affiliations, titles)
+    model = AuthorModel(None, max(mentions.height, 1), per_name, affiliation_counts, title_df)  # type: ignore[arg-type]
+    ev = mention_evidence(m.names, m.coauthor_keys, m.titles, m.years, m.venue, m.affiliation, model)
+    groups = linkage_blocks(m.keys, ev.canonical, ev.year, m.ids)
+    a, b = random_pairs(len(m.ids))
+    model.linkage = fit_linkage(((ev, list(packed(groups))),), compare_pairs(ev, a, b))
+    return model
+
+
+def _name_links(mentions: pl.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """What ties two mentions of one name to one person when counting people per name
+    (``people_per_name``): their listed co-authors' name keys, their paper, their identities."""
+    n = mentions.height
+    if n == 0:
+        return np.empty(0, dtype=np.int64), []
+    rows = pl.DataFrame({"row": np.arange(n, dtype=np.int64), "name": mentions["name"].cast(pl.String).fill_null("")})
+    parts = [rows.select("row", link=pl.concat_str(pl.lit("p:"), mentions["paper_id"].cast(pl.String)))]
+    if "coauthors" in mentions.columns:
+        listed = rows.with_columns(co=mentions["coauthors"].cast(pl.List(pl.String))).explode("co").drop_nulls("co")
+        distinct = pl.concat([listed["co"], rows["name"]]).unique()
+        forms = [name_forms(x) for x in distinct.to_list()]
+        table = pl.DataFrame({"co": distinct, "key": [f[0] for f in forms], "keys": [list(f[2]) for f in forms]},
+                             schema={"co": pl.String, "key": pl.String, "keys": pl.List(pl.String)})
+        own = rows.join(table.select(name="co", own="keys"), on="name", how="left")
+        parts.append(
+            listed.join(table.select("co", "key"), on="co").drop_nulls("key").join(own.select("row", "own"), on="row")
+            .filter(~pl.col("own").fill_null([]).list.contains(pl.col("key")))
+            .select("row", link=pl.concat_str(pl.lit("c:"), "key")))
+    if "affiliation" in mentions.columns:
+        affiliations = _per_value(mentions["affiliation"].cast(pl.String).to_list(), affiliation_key)
+        parts.append(pl.DataFrame({"row": rows["row"], "link": affiliations}, schema={"row": pl.Int64, "link": pl.String})
+                     .drop_nulls("link").select("row", pl.concat_str(pl.lit("a:"), "link").alias("link")))
+    for k, labels in enumerate(identity_label_columns(mentions)):
+        parts.append(pl.DataFrame({"row": rows["row"], "link": labels}).select("row", pl.concat_str(pl.lit(f"i{k}:"), "link").alias("link")))
+    long = pl.concat(parts).drop_nulls("link").unique().sort("row", "link")
+    return long["row"].to_numpy(), long["link"].to_list()
 
 
 def _paper_names_of(mentions: pl.DataFrame) -> dict[str, tuple[set[str], dict[str, str]]]:
@@ -813,7 +928,8 @@ def _paper_names_of(mentions: pl.DataFrame) -> dict[str, tuple[set[str], dict[st
 
 
 @without_cycle_collection
-def resolve_authors(mentions: pl.DataFrame, *, paper_rows: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def resolve_authors(mentions: pl.DataFrame, *, paper_rows: pl.DataFrame | None = None,
+                    model: AuthorModel | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Match mentions into people; return ``(assignments, review)``.
 
     ``review`` rows name one mention of each cluster (``left_id``/``right_id`` are mention ids,
@@ -822,6 +938,8 @@ def resolve_authors(mentions: pl.DataFrame, *, paper_rows: pl.DataFrame | None =
     ``paper_rows`` (optional): when ``mentions`` is part of a larger input (an incremental night
     re-resolves only the people a change can reach), every mention of the papers ``mentions``
     are on — the names on a paper are its mentions' co-authors. By default ``mentions`` itself.
+    ``model`` (optional, :func:`fit_author_model`): the evidence weights to use; by default fitted
+    on ``mentions``.
     """
     if mentions.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
@@ -832,13 +950,17 @@ def resolve_authors(mentions: pl.DataFrame, *, paper_rows: pl.DataFrame | None =
     batch, workers = _batch_size(), match_workers()
     parallel = workers > 1 and mentions.height >= PARALLEL_AUTHOR_MIN
     if mentions.height <= batch and not parallel:
-        return _resolve_batch((mentions, on_paper))
+        return _resolve_batch((mentions, on_paper, model))
+    if model is None:
+        on_paper = on_paper if on_paper is not None else _paper_names_of(mentions)
+        model = fit_author_model(mentions, on_paper=on_paper)
     if parallel:
         # The batch size bounds the mentions being resolved at once, across workers (a component
         # larger than a worker's share stays whole); a few batches per worker keep every core busy.
         batch = max(1, min(batch // workers, -(-mentions.height // (workers * BATCHES_PER_WORKER))))
     assignments, reviews = [], []
-    for assigned, review in map_in_processes(_resolve_batch, _component_batches(mentions, batch, on_paper),
+    batches = ((part, papers, model) for part, papers in _component_batches(mentions, batch, on_paper))
+    for assigned, review in map_in_processes(_resolve_batch, batches,
                                              workers=workers if parallel else 1,
                                              failure="author-matching worker processes failed; matching in this process"):
         assignments.append(assigned)
@@ -847,18 +969,18 @@ def resolve_authors(mentions: pl.DataFrame, *, paper_rows: pl.DataFrame | None =
     return assigned, concat_queues(reviews)
 
 
-def match_authors(mentions: pl.DataFrame) -> pl.DataFrame:
+def match_authors(mentions: pl.DataFrame, *, model: AuthorModel | None = None) -> pl.DataFrame:
     """One row per mention: ``mention_id``, ``author_id``, ``method``, ``score``.
 
     ``author_id`` is the smallest ``mention_id`` of the person's cluster. ``method`` is the
     strongest evidence that put the mention in its cluster: ``orcid`` | ``profile`` |
     ``openalex_id`` | ``same_paper`` | ``shared_evidence``, or ``singleton`` (score 1.0).
     """
-    return resolve_authors(mentions)[0]
+    return resolve_authors(mentions, model=model)[0]
 
 
 @without_cycle_collection
-def author_review_pairs(mentions: pl.DataFrame, result: pl.DataFrame) -> pl.DataFrame:
+def author_review_pairs(mentions: pl.DataFrame, result: pl.DataFrame, *, model: AuthorModel | None = None) -> pl.DataFrame:
     """The review queue for ``mentions`` as clustered in ``result`` (``mention_id``, ``author_id``).
 
     Only pairs that ``result`` keeps apart are listed, so manual overrides are respected.
@@ -866,4 +988,4 @@ def author_review_pairs(mentions: pl.DataFrame, result: pl.DataFrame) -> pl.Data
     if mentions.height == 0:
         return pl.DataFrame(schema=REVIEW_SCHEMA)
     mapping = dict(zip(result["mention_id"].cast(pl.String).to_list(), result["author_id"].cast(pl.String).to_list()))
-    return concat_queues([_review_frame(m, res, [mapping.get(i, i) for i in m.ids]) for m, res in _resolved(mentions)])
+    return concat_queues([_review_frame(m, res, [mapping.get(i, i) for i in m.ids]) for m, res in _resolved(mentions, model)])

@@ -135,6 +135,10 @@ class ConstrainedUnionFind:
         self._merged(ra, rb)
         return True
 
+    def has_constraints(self, root: int) -> bool:
+        """Whether ``root``'s cluster carries any cannot-link, exclusive label or group."""
+        return bool(self._cannot.get(root) or self._labels.get(root) or (self._groups and self._groups.get(root)))
+
     def _merged(self, root: int, absorbed: int) -> None:
         """Hook for subclasses that keep their own per-cluster state."""
 

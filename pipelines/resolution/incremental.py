@@ -44,6 +44,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import date
 
+import numpy as np
 import polars as pl
 
 from pipelines.resolution import authors as _authors
@@ -52,10 +53,12 @@ from pipelines.resolution.authors import (
     _check_mention_ids,
     _col,
     _is_owner,
+    fit_author_model,
     identity_label_columns,
     name_label_table,
     resolve_authors,
 )
+from pipelines.resolution.author_linkage import model_from_rows, model_rows
 from pipelines.resolution.names import name_forms
 from pipelines.resolution.review import REVIEW_SCHEMA, queue_of
 from pipelines.textnorm import match_key
@@ -74,9 +77,23 @@ AUTHOR_STATE_SCHEMA = {
     "version": pl.String,
 }
 
+AUTHOR_MODEL_SCHEMA = {"part": pl.String, "key": pl.String, "value": pl.Float64}
+
+
+def model_frame(model: _authors.AuthorModel) -> pl.DataFrame:
+    """An author model as the rows ``cache.author_model`` keeps."""
+    return pl.DataFrame(model_rows(model), schema=AUTHOR_MODEL_SCHEMA)
+
+
+def model_of(frame: pl.DataFrame) -> _authors.AuthorModel:
+    """The author model kept in ``frame`` (:func:`model_frame`)."""
+    return model_from_rows(frame["part"].to_list(), frame["key"].to_list(), frame["value"].to_list())
+
+
 # The columns the matcher reads for a mention (see authors._prepare), with their types.
 _MATCHER_COLUMNS = {
-    "name": pl.String, "paper_id": pl.String, "venue": pl.String, "affiliation": pl.String, "source": pl.String,
+    "name": pl.String, "paper_id": pl.String, "title": pl.String, "year": pl.Int64, "venue": pl.String,
+    "affiliation": pl.String, "source": pl.String,
     "source_profile_id": pl.String, "orcid": pl.String, "openalex_id": pl.String,
 }
 
@@ -118,10 +135,10 @@ def author_matcher_version() -> str:
     import sys
 
     from pipelines import textnorm
-    from pipelines.resolution import blocking, clustering, names, review
+    from pipelines.resolution import author_linkage, blocking, clustering, fellegi_sunter, names, review
 
-    return code_fingerprint((_authors, names, clustering, blocking, review, textnorm, sys.modules[__name__]),
-                            [pl.__version__])
+    return code_fingerprint((_authors, author_linkage, fellegi_sunter, names, clustering, blocking, review, textnorm,
+                             sys.modules[__name__]), [pl.__version__])
 
 
 @dataclass
@@ -202,6 +219,9 @@ class AuthorNight:
     review: pl.DataFrame  # REVIEW_SCHEMA
     state: pl.DataFrame  # AUTHOR_STATE_SCHEMA
     stats: dict = field(default_factory=dict)
+    # the evidence weights this night used (AUTHOR_MODEL_SCHEMA): fitted on a full night, kept by
+    # the incremental nights after it (cache.author_model)
+    model: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=AUTHOR_MODEL_SCHEMA))
 
 
 def resolve_authors_incrementally(
@@ -209,13 +229,16 @@ def resolve_authors_incrementally(
     state: pl.DataFrame | None = None,
     review: pl.DataFrame | None = None,
     *,
+    model: pl.DataFrame | None = None,
     max_changed_share: float = MAX_CHANGED_SHARE,
     full_reason: str | None = None,
 ) -> AuthorNight:
-    """``resolve_authors`` for a night that follows another: ``state``/``review`` are what the
-    last night returned (``AuthorNight.state``/``.review``). Without them — or when they cannot
-    be used, or ``full_reason`` asks for it — every mention is resolved; ``stats["mode"]`` says
-    which ran and why."""
+    """``resolve_authors`` for a night that follows another: ``state``/``review``/``model`` are
+    what the last night returned (``AuthorNight.state``/``.review``/``.model``). Without them —
+    or when they cannot be used, or ``full_reason`` asks for it — every mention is resolved with
+    evidence weights fitted tonight; ``stats["mode"]`` says which ran and why. An incremental
+    night weighs evidence with the stored ``model`` (fitted by the last full night), so its
+    result is the full resolution's under that model."""
     if mentions.height == 0:
         return AuthorNight(pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA),
                            pl.DataFrame(schema=AUTHOR_STATE_SCHEMA), {"mode": "full", "reason": "no mentions"})
@@ -227,13 +250,18 @@ def resolve_authors_incrementally(
     current = pl.DataFrame({"mention_id": mentions["mention_id"], "digest": mention_digests(mentions)})
 
     comparison = compare_with_state(current, state, AUTHOR_STATE_SCHEMA, "mention_id", version, what="mentions",
-                                    max_changed_share=max_changed_share, full_reason=full_reason)
+                                    max_changed_share=max_changed_share, full_reason=full_reason,
+                                    extra_reason=None if model is not None and model.height else "no stored author model")
     reason = comparison.reason
     if reason is not None:
-        assigned, queue = resolve_authors(mentions)
+        fitted = fit_author_model(mentions)
+        assigned, queue = resolve_authors(mentions, model=fitted)
         return AuthorNight(assigned, queue, _state(current, assigned, name_labels(mentions["name"]), version),
-                           {"mode": "full", "reason": reason, "resolved": mentions.height})
-    return _incremental(mentions, current, comparison.joined, comparison.changed, comparison.removed, review, version)
+                           {"mode": "full", "reason": reason, "resolved": mentions.height}, model_frame(fitted))
+    night = _incremental(mentions, current, comparison.joined, comparison.changed, comparison.removed, review, version,
+                         model_of(model))
+    night.model = model
+    return night
 
 
 def _state(current: pl.DataFrame, assigned: pl.DataFrame, labels: pl.Series, version: str) -> pl.DataFrame:
@@ -288,7 +316,7 @@ def _group_evidence(groups: pl.DataFrame, base: pl.DataFrame, mentions: pl.DataF
     ]).unique()
 
 
-def _incremental(mentions, current, joined, changed, removed, review, version) -> AuthorNight:
+def _incremental(mentions, current, joined, changed, removed, review, version, model) -> AuthorNight:
     n_changed = int(changed.sum())
     # Labels: the earlier night's for unchanged mentions (same digest, same name), fresh for the rest.
     fresh = name_labels(mentions["name"], only=changed)
@@ -342,11 +370,15 @@ def _incremental(mentions, current, joined, changed, removed, review, version) -
         reached |= set(review.filter(pl.col("left_cluster").is_in(t))["right_cluster"].to_list())
         reached |= set(review.filter(pl.col("right_cluster").is_in(t))["left_cluster"].to_list())
 
-    redo = frame.filter(pl.col("in_seed") | pl.col("author_id").is_in(list(reached)).fill_null(False))
-    subset = mentions.join(redo.select("mention_id"), on="mention_id", how="semi")
+    start = frame.filter(pl.col("in_seed") | pl.col("author_id").is_in(list(reached)).fill_null(False))
+    # The linkage compares every pair of a block (a name key, transitively), so whole blocks are
+    # re-resolved — and with them whole clusters, and the blocks those clusters reach.
+    redo = _block_closure(frame, start["mention_id"])
+    subset = mentions.join(redo, on="mention_id", how="semi")
     sub_papers = subset["paper_id"].cast(pl.String).drop_nulls().unique()
     assigned_sub, review_sub = resolve_authors(
-        subset, paper_rows=mentions.filter(pl.col("paper_id").cast(pl.String).is_in(sub_papers.to_list())))
+        subset, paper_rows=mentions.filter(pl.col("paper_id").cast(pl.String).is_in(sub_papers.to_list())),
+        model=model)
 
     kept = frame.join(redo.select("mention_id"), on="mention_id", how="anti").select(list(ASSIGNMENT_SCHEMA))
     assigned = pl.concat([kept.cast(ASSIGNMENT_SCHEMA), assigned_sub.cast(ASSIGNMENT_SCHEMA)]).sort("mention_id")
@@ -356,6 +388,27 @@ def _incremental(mentions, current, joined, changed, removed, review, version) -
     return AuthorNight(assigned, queue, _state(current, assigned, labels, version), {
         "mode": "incremental", "changed": n_changed, "removed": removed.height, "resolved": subset.height,
     })
+
+
+def _block_closure(frame: pl.DataFrame, start: pl.Series) -> pl.DataFrame:
+    """``mention_id`` of every mention connected to ``start`` through a shared name key (``k|``
+    label) or last night's cluster, transitively: the blocks and clusters a re-resolution of
+    ``start`` must take whole."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = frame.height
+    rows = frame.select(row=pl.int_range(pl.len(), dtype=pl.Int64), labels="labels", cluster="author_id")
+    links = pl.concat([
+        rows.select("row", label=pl.col("labels")).explode("label").filter(pl.col("label").str.starts_with("k|")),
+        rows.filter(pl.col("cluster").is_not_null()).select("row", label=pl.concat_str(pl.lit("c|"), "cluster")),
+    ]).with_columns(node=pl.col("label").rank("dense").cast(pl.Int64) - 1 + n)
+    size = n + (int(links["node"].max()) + 1 - n if links.height else 0)
+    graph = coo_matrix((np.ones(links.height, dtype=np.int8), (links["row"].to_numpy(), links["node"].to_numpy())),
+                       shape=(size, size))
+    component = connected_components(graph, directed=False)[1][:n]
+    wanted = np.unique(component[frame.select(pl.col("mention_id").is_in(start.implode()))["mention_id"].to_numpy()])
+    return frame.filter(pl.Series(np.isin(component, wanted))).select("mention_id")
 
 
 def _joined_groups(linked: list[list[str]]) -> dict[str, str]:

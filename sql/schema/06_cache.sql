@@ -31,6 +31,18 @@ CREATE TABLE IF NOT EXISTS cache.author_matches (
     version     VARCHAR NOT NULL    -- incremental.author_matcher_version() when it was resolved
 );
 
+-- The author matcher's evidence weights (pipelines/resolution/author_linkage.py, model_rows): the
+-- Fellegi-Sunter m/u per comparison level and the match share ("m", "u", "prior"), the count of
+-- mentions they were fitted on ("mentions"), and the term-frequency tables — estimated people per
+-- name ("people"), mentions per affiliation ("affiliation"), mentions per title word ("title").
+-- Fitted on every full night; an incremental night reuses it, so it weighs evidence exactly as
+-- that full night did. Grain: (part, key). Rewritten by the core step every night.
+CREATE TABLE IF NOT EXISTS cache.author_model (
+    part   VARCHAR NOT NULL,
+    key    VARCHAR NOT NULL,
+    value  DOUBLE NOT NULL
+);
+
 -- The author matcher's review rows of that resolution (matcher ids, as resolve_authors returns them).
 CREATE TABLE IF NOT EXISTS cache.author_match_review (
     left_id          VARCHAR NOT NULL,
