@@ -53,6 +53,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 import scipy.sparse as sp
 from scipy.cluster.hierarchy import fcluster, linkage
 
@@ -76,7 +77,7 @@ REVIEW_PROBABILITY = 0.12
 NAME_ONLY_CAP = 0.5 * MERGE_PROBABILITY
 MAX_BLOCK = 3000
 PACK_BLOCKS_UP_TO = 256  # small blocks are compared together, up to this many mentions at once
-FIT_MAX_PAIRS = 4_000_000  # candidate pairs EM sees (a deterministic sample of blocks beyond)
+FIT_MAX_PAIRS = 2_000_000  # candidate pairs EM sees (every k-th pack of blocks beyond)
 RANDOM_PAIRS = 200_000
 PRIOR_STRENGTH = 1000.0  # pseudo-pairs pulling each estimate towards its prior (dominates a small input)
 _FORBIDDEN = 1e6  # distance of a pair that must never be one cluster
@@ -204,16 +205,24 @@ def _l2_rows(matrix: sp.csr_matrix) -> sp.csr_matrix:
     return sp.csr_matrix(sp.diags(1.0 / norms) @ matrix)
 
 
-def _bag(rows: list[list[str]], weight=None) -> sp.csr_matrix:
-    vocab: dict[str, int] = {}
-    r, c, v = [], [], []
-    for i, words in enumerate(rows):
-        for w in words:
-            r.append(i)
-            c.append(vocab.setdefault(w, len(vocab)))
-            v.append(1.0 if weight is None else weight(w))
-    return sp.csr_matrix((np.array(v, dtype=np.float64), (np.array(r, dtype=np.int64), np.array(c, dtype=np.int64))),
-                         shape=(len(rows), max(1, len(vocab))))
+def _bag(rows: list[list[str]], weights: dict[str, float] | None = None, default: float = 1.0) -> sp.csr_matrix:
+    """Rows of words as a sparse matrix (a column per distinct word): 1 per word, or its weight
+    from ``weights`` (``default`` for a word without one)."""
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    words = [w for r in rows for w in r]
+    if not words:
+        return sp.csr_matrix((len(rows), 1), dtype=np.float64)
+    series = pl.Series(words, dtype=pl.String)
+    vocab = series.unique(maintain_order=True)
+    cols = series.replace_strict(vocab, pl.int_range(vocab.len(), eager=True), return_dtype=pl.Int64).to_numpy()
+    if weights is None:
+        values = np.ones(len(words))
+    else:
+        table = pl.DataFrame({"w": list(weights), "v": list(weights.values())}, schema={"w": pl.String, "v": pl.Float64})
+        values = (pl.DataFrame({"w": series}).join(table, on="w", how="left", maintain_order="left")["v"]
+                  .fill_null(default).to_numpy())
+    row_index = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+    return sp.csr_matrix((values, (row_index, cols)), shape=(len(rows), max(1, vocab.len())))
 
 
 def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titles: list[str | None],
@@ -225,7 +234,8 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
     canonical = [f[0] for f in forms]
     total = max(model.mentions, 1)
     tokens = _per_value(titles, title_tokens)
-    title_idf = lambda w: np.log((total + 1) / (model.title_df.get(w, 0) + 1)) + 1.0  # noqa: E731
+    present = {w for t in set(map(tuple, tokens)) for w in t}
+    title_idf = {w: float(np.log((total + 1) / (model.title_df.get(w, 0) + 1)) + 1.0) for w in present}
     aff_words = _per_value(affiliations, lambda a: (a or "").split())
     return MentionEvidence(
         n=n,
@@ -237,7 +247,7 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
         name_rarity=model.name_rarity(canonical),
         coauthors=_bag([sorted(k) for k in coauthor_keys]),
         coauthor_count=np.array([len(k) for k in coauthor_keys], dtype=np.int64),
-        titles=_l2_rows(_bag(tokens, title_idf)),
+        titles=_l2_rows(_bag(tokens, title_idf, float(np.log(total + 1)) + 1.0)),
         title_words=np.array([len(t) for t in tokens], dtype=np.int64),
         affiliation=_codes(affiliations),
         affiliation_words=_l2_rows(_bag(aff_words)),
@@ -272,42 +282,67 @@ def _levels(ev: MentionEvidence, a: np.ndarray, b: np.ndarray, compat: np.ndarra
     name[same & full_a] = 0
 
     shortest = np.minimum(ev.coauthor_count[a], ev.coauthor_count[b])
-    share = shared_coauthors / np.maximum(shortest, 1)
-    coauthors = np.select(
-        [shortest == 0, shared_coauthors == 0, shortest >= LONG_AUTHOR_LIST, shared_coauthors == 1],
-        [-1, 0, np.where(share >= 0.5, 2, 1), 3], 4).astype(np.int8)
+    long_lists = np.where(shared_coauthors * 2 >= shortest, 2, 1)
+    coauthors = np.where(shortest >= LONG_AUTHOR_LIST, long_lists, np.where(shared_coauthors == 1, 3, 4))
+    coauthors = np.where(shared_coauthors == 0, 0, coauthors)
+    coauthors = np.where(shortest == 0, -1, coauthors).astype(np.int8)
     no_title = (ev.title_words[a] == 0) | (ev.title_words[b] == 0)
-    title = np.where(no_title, -1, np.select([title_cosine < 0.05, title_cosine < 0.15, title_cosine < 0.3], [0, 1, 2], 3))
+    title = np.where(no_title, -1, np.digitize(title_cosine, (0.05, 0.15, 0.3)))
     aff_a, aff_b = ev.affiliation[a], ev.affiliation[b]
     affiliation = np.where((aff_a < 0) | (aff_b < 0), -1,
-                           np.where(aff_a == aff_b, 2, np.where(affiliation_cosine >= 0.5, 1, 0)))
+                           np.where(aff_a == aff_b, 2, (affiliation_cosine >= 0.5).astype(np.int8)))
     ven_a, ven_b = ev.venue[a], ev.venue[b]
-    venue = np.where((ven_a < 0) | (ven_b < 0), -1, (ven_a == ven_b).astype(np.int64))
+    venue = np.where((ven_a < 0) | (ven_b < 0), -1, (ven_a == ven_b).astype(np.int8))
     ya, yb = ev.year[a], ev.year[b]
-    gap = np.abs(ya - yb)
-    year = np.where((ya < 0) | (yb < 0), -1, np.select([gap <= 1, gap <= 3, gap <= 7, gap <= 15], [0, 1, 2, 3], 4))
+    year = np.where((ya < 0) | (yb < 0), -1, np.digitize(np.abs(ya - yb), (1.5, 3.5, 7.5, 15.5)))
     return {"name": name, "coauthors": coauthors, "title": title.astype(np.int8),
             "affiliation": affiliation.astype(np.int8), "venue": venue.astype(np.int8), "year": year.astype(np.int8)}
 
 
-def _compatibility_table(ev: MentionEvidence, rows: np.ndarray) -> np.ndarray:
-    """Name compatibility (0/1/2) of every pair of ``rows`` (distinct names compared once)."""
-    distinct, inverse = np.unique(np.array([ev.names[i] for i in rows], dtype=object), return_inverse=True)
-    k = len(distinct)
-    table = np.zeros((k, k), dtype=np.int8)
-    for x in range(k):
-        table[x, x] = name_compatibility(distinct[x], distinct[x])
-        for y in range(x + 1, k):
+def _compatibility_table(ev: MentionEvidence, rows: np.ndarray, block_of: np.ndarray | None = None) -> np.ndarray:
+    """Name compatibility (0/1/2) of every pair of ``rows``; distinct names are compared once, and
+    only within one ``block_of`` value (rows of different blocks get 0)."""
+    names = np.array([ev.names[i] for i in rows], dtype=object)
+    groups = [np.arange(len(rows))] if block_of is None else [np.flatnonzero(block_of == g) for g in np.unique(block_of)]
+    out = np.zeros((len(rows), len(rows)), dtype=np.int8)
+    for members in groups:
+        distinct, inverse = np.unique(names[members], return_inverse=True)
+        k = len(distinct)
+        # Two names read one way each, every given part a full word, are incompatible when their
+        # family names differ, or when both their first given names and their whole given names
+        # differ (``Jun-Hui``/``Jun Hui`` agree as a whole; a dropped middle name keeps the first):
+        # most pairs of a large block, settled here without parsing them against each other.
+        plain = [_plain_full(x) for x in distinct]
+        known = np.array([f is not None for f in plain])
+        family = _codes([f[0] if f else None for f in plain])
+        first = _codes([f[0] + "|" + f[1] if f else None for f in plain])
+        whole = _codes([f[0] + "|" + f[2] if f else None for f in plain])
+        settled = known[:, None] & known[None, :] & (
+            (family[:, None] != family[None, :])
+            | ((first[:, None] != first[None, :]) & (whole[:, None] != whole[None, :])))
+        table = np.zeros((k, k), dtype=np.int8)
+        for x, y in zip(*np.nonzero(np.triu(~settled))):
             table[x, y] = table[y, x] = name_compatibility(distinct[x], distinct[y])
-    return table[inverse[:, None], inverse[None, :]]
+        out[np.ix_(members, members)] = table[inverse[:, None], inverse[None, :]]
+    return out
+
+
+def _plain_full(name: str) -> tuple[str, str, str] | None:
+    """(family, first given name, all given names joined) of a name read one way only whose
+    given parts are all full words, else None."""
+    parsed = parse_name(name)
+    if len(parsed.readings) != 1 or not parsed.readings[0].given:
+        return None
+    reading = parsed.readings[0]
+    if any(part.is_initial for part in reading.given):
+        return None
+    return reading.family, reading.given[0].text, "".join(part.text for part in reading.given)
 
 
 def compare_block(ev: MentionEvidence, rows: np.ndarray, block_of: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Levels of every pair of ``rows`` as square matrices (rows that belong to different
     ``block_of`` values are not compared)."""
-    compat = _compatibility_table(ev, rows)
-    if block_of is not None:
-        compat[block_of[:, None] != block_of[None, :]] = 0
+    compat = _compatibility_table(ev, rows, block_of)
     c = ev.coauthors[rows]
     shared = (c @ c.T).toarray()
     t = ev.titles[rows]

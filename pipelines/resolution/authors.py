@@ -62,6 +62,7 @@ from pipelines.resolution.author_linkage import (
     affiliation_key,
     canonical_name,
     fit_linkage,
+    FIT_MAX_PAIRS,
     frequency_tables,
     people_per_name,
     link_block,
@@ -605,16 +606,18 @@ def _link(m: _Mentions, model: AuthorModel, uf: _AuthorUnionFind, edges: list, r
 def _forbidden(uf: _AuthorUnionFind, start: np.ndarray, constrained: set[int]) -> np.ndarray:
     """Pairs of a block's rows whose starting clusters may never merge: two entries of one byline,
     different ORCIDs, different profiles on one site (names are the linkage's own test)."""
-    forbidden = np.zeros((len(start), len(start)), dtype=bool)
     present = sorted(constrained.intersection(start.tolist()))
-    for x in range(len(present)):
-        for y in range(x + 1, len(present)):
+    if len(present) < 2:
+        return np.zeros((len(start), len(start)), dtype=bool)
+    q = len(present)
+    conflicts = np.zeros((q + 1, q + 1), dtype=bool)  # the last row/column: an unconstrained cluster
+    for x in range(q):
+        for y in range(x + 1, q):
             reason = uf.conflict(present[x], present[y])
-            if reason is not None and reason != "incompatible":
-                rx, ry = start == present[x], start == present[y]
-                forbidden[np.ix_(rx, ry)] = True
-                forbidden[np.ix_(ry, rx)] = True
-    return forbidden
+            conflicts[x, y] = conflicts[y, x] = reason is not None and reason != "incompatible"
+    position = {r: k for k, r in enumerate(present)}
+    at = np.array([position.get(r, q) for r in start.tolist()], dtype=np.int64)
+    return conflicts[at[:, None], at[None, :]]
 
 
 def _assignments(m: _Mentions, res: _AuthorResolution) -> pl.DataFrame:
@@ -837,9 +840,15 @@ def _fit(m: _Mentions, mentions: pl.DataFrame) -> AuthorModel:
     affiliation_counts, title_df = frequency_tables(affiliations, titles)
     model = AuthorModel(None, max(mentions.height, 1), per_name, affiliation_counts, title_df)  # type: ignore[arg-type]
     ev = mention_evidence(m.names, m.coauthor_keys, m.titles, m.years, m.venue, m.affiliation, model)
-    groups = linkage_blocks(m.keys, ev.canonical, ev.year, m.ids)
+    packs = list(packed(linkage_blocks(m.keys, ev.canonical, ev.year, m.ids)))
+    # EM sees about FIT_MAX_PAIRS candidate pairs at most: beyond that every block keeps a fixed,
+    # seeded share of its rows (so every block is represented, with fewer pairs each).
+    pairs = sum(len(rows) * (len(rows) - 1) // 2 for rows, _ in packs)
+    if pairs > FIT_MAX_PAIRS:
+        keep = np.random.default_rng(20261125).random(len(m.ids)) < np.sqrt(FIT_MAX_PAIRS / pairs)
+        packs = [(rows[keep[rows]], block_of[keep[rows]]) for rows, block_of in packs if keep[rows].sum() > 1]
     a, b = random_pairs(len(m.ids))
-    model.linkage = fit_linkage(((ev, list(packed(groups))),), compare_pairs(ev, a, b))
+    model.linkage = fit_linkage(((ev, packs),), compare_pairs(ev, a, b))
     return model
 
 
