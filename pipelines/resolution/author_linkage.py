@@ -75,6 +75,10 @@ REVIEW_PROBABILITY = 0.12
 # A pair that agrees on nothing but the name stays below the bar (the matcher's rule: a name
 # alone never merges two mentions).
 NAME_ONLY_CAP = 0.5 * MERGE_PROBABILITY
+# Clusters carrying one identical, not common full name (log2 rarity at least -1: at most twice
+# as common as a typical name) that some corroborated pair joins need only this mean probability.
+SAME_NAME_PROBABILITY = 0.05
+SAME_NAME_RARITY = -1.0
 MAX_BLOCK = 3000
 PACK_BLOCKS_UP_TO = 256  # small blocks are compared together, up to this many mentions at once
 FIT_MAX_PAIRS = 2_000_000  # candidate pairs EM sees (every k-th pack of blocks beyond)
@@ -545,6 +549,33 @@ def _corroborated(labels: np.ndarray, agrees: np.ndarray) -> np.ndarray:
     return np.unique(np.stack([labels, parts], axis=1), axis=0, return_inverse=True)[1].ravel()
 
 
+def _same_full_name_merges(labels: np.ndarray, p: np.ndarray, levels: dict[str, np.ndarray], blocked: np.ndarray,
+                           rarity: np.ndarray) -> np.ndarray:
+    """Linkage clusters joined when they carry one identical full name that is not common (at most
+    twice as common as a typical name, ``SAME_NAME_RARITY``), some pair across them shares a
+    co-author or an affiliation, none is forbidden, and their mean pair probability is at least
+    ``SAME_NAME_PROBABILITY``. Average linkage alone splits a long career into eras (other
+    co-authors, another institution, years apart), each pair across them weak; the same rare full
+    name with one shared colleague or institution is one person."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    k = int(labels.max()) + 1
+    if k < 2:
+        return labels
+
+    def across(pairs: np.ndarray) -> np.ndarray:  # per pair of clusters: any such pair of rows
+        return _cluster_sums(_cluster_sums(pairs.astype(np.float64), labels, k).T, labels, k) > 0
+
+    sizes = np.bincount(labels, minlength=k).astype(np.float64)
+    mean = _cluster_sums(_cluster_sums(p, labels, k).T, labels, k) / np.outer(sizes, sizes)
+    same_name = across((levels["name"] == 0) & (rarity[:, None] >= SAME_NAME_RARITY))
+    shared = ((levels["coauthors"] >= 2) | (levels["affiliation"] >= 1)) & (levels["name"] >= 0)
+    join = same_name & across(shared) & ~across(blocked) & (mean >= SAME_NAME_PROBABILITY)
+    np.fill_diagonal(join, False)
+    return connected_components(csr_matrix(join), directed=False)[1][labels]
+
+
 def _cluster_sums(matrix: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
     """Column sums of ``matrix`` per cluster label (0..k-1): a ``rows x k`` array."""
     order = np.argsort(labels, kind="stable")
@@ -573,6 +604,7 @@ def link_block(ev: MentionEvidence, model: AuthorModel, rows: np.ndarray, block_
     labels = fcluster(linkage(distance[np.triu_indices(b, 1)], method="average"),
                       t=1.0 - MERGE_PROBABILITY, criterion="distance") - 1
     labels = _corroborated(labels, _agreeing(levels) | together)
+    labels = _same_full_name_merges(labels, p, levels, incompatible | forbidden | different_block, ev.name_rarity[rows])
     k = int(labels.max()) + 1
     sizes = np.bincount(labels, minlength=k).astype(np.float64)
     per_cluster = _cluster_sums(p, labels, k)  # rows x clusters
