@@ -236,6 +236,34 @@ def test_one_to_one_between_sources():
         match_papers(rows, one_to_one_between="nope")
 
 
+def test_a_series_title_is_one_paper_only_with_its_year_and_a_shared_author():
+    """A column every issue carries ("Reminiscences on Influential Papers", other authors each
+    year, a source listing it several times) is a series: its records are not one paper because
+    the title is identical. Before, records of one title and year were collapsed into one paper up
+    front, whoever wrote them."""
+    title = "Reminiscences on Influential Papers"
+    rows = records(
+        [
+            {"record_id": "d1", "title": title, "authors": ["Richard Snodgrass"], "year": 1998},
+            {"record_id": "d2", "title": title, "authors": ["Serge Abiteboul", "Victor Vianu"], "year": 2000},
+            {"record_id": "d3", "title": title, "authors": ["Kenneth Ross", "Jun Rao"], "year": 2002},
+            {"record_id": "d4", "title": title, "authors": ["Theodore Johnson", "Amr El Abbadi"], "year": 2002},
+            {"record_id": "s1", "title": title, "authors": ["KA Ross"], "year": 2002},
+            # One paper whose title recurs in no series: still one paper with other author lists.
+            {"record_id": "d9", "title": "Efficient joins over streams", "authors": ["Ann Lee"], "year": 2001},
+            {"record_id": "s9", "title": "Efficient joins over streams", "authors": ["Bob Ray"], "year": 2001},
+        ]
+    ).with_columns(pl.Series("source", ["dblp", "dblp", "dblp", "dblp", "scholar", "dblp", "scholar"]))
+    paper = paper_of(match_papers(rows))
+    assert paper["d3"] != paper["d4"]  # one year, other authors: two columns
+    assert paper["s1"] == paper["d3"]  # the same year and a shared author: one
+    assert len({paper["d1"], paper["d2"], paper["d3"]}) == 3
+    assert paper["d9"] == paper["s9"]
+    # Without a source column (one list of citations, which repeats itself) no title is a series.
+    citations = paper_of(match_papers(rows.drop("source")))
+    assert citations["d3"] == citations["d4"]
+
+
 def test_deterministic_under_row_shuffles():
     base = sample_records()
     expected = match_papers(base).sort("record_id")

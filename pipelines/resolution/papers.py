@@ -136,6 +136,10 @@ class _Features:
     arxiv: list[str | None]
     doi: list[str | None]
     groups: list[str | None] | None
+    # Records whose title recurs as a series (the key in three or more distinct years, or spread
+    # over more than MAX_YEAR_SPAN): "Editor's Notes", "Book Review Column" (see _series_keys).
+    series: list[bool] | None = None
+    sources: list[str | None] | None = None
     # A node some of whose records carry no author list: author lists that share nobody are no
     # evidence against it (the record without a list would not have been penalised).
     authors_partial: list[bool] | None = None
@@ -167,6 +171,7 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None, *, with_auth
         _column_or_null(records, "arxiv_id", pl.String).alias("arxiv_id"),
         _column_or_null(records, "doi", pl.String).alias("doi"),
         (_column_or_null(records, one_to_one_between, pl.String) if one_to_one_between else pl.lit(None, pl.String)).alias("_group"),
+        _column_or_null(records, "source", pl.String).alias("_source"),
     ).sort("record_id")
     if df["record_id"].null_count():
         raise ValueError("record_id must not be null")
@@ -233,8 +238,52 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None, *, with_auth
         arxiv=arxiv,
         doi=doi,
         groups=df["_group"].to_list() if one_to_one_between else None,
+        series=_series_flags(keys, df["year"].to_list(), author_union, df["_source"].to_list()),
+        sources=df["_source"].to_list(),
     )
     return feats
+
+
+SERIES_VETO = "a series title (it recurs over the years by other people): years apart, or no shared author"
+# A title key seen in this many distinct years (or spread wider than MAX_YEAR_SPAN) is a series.
+SERIES_MIN_YEARS = 3
+
+
+def _series_flags(keys: list[str], years: list[int | None], authors: list[frozenset[str]],
+                  sources: list[str | None]) -> list[bool]:
+    """Per record, whether its title recurs as a series in this input: one source lists the same
+    title key more than once, over at least ``SERIES_MIN_YEARS`` distinct years (or years more
+    than ``MAX_YEAR_SPAN`` apart), by different people (two of its records list authors and share
+    none). One paper's records lie within a couple of years, keep their authors when a citation
+    gets the year wrong, and a source lists it once; a column that appears every issue under
+    changing editors ("Editor's Notes", "Reminiscences on Influential Papers") does none of this.
+    Two records of a series title are never one paper when their years are two or more apart or
+    their author lists share nobody. Without a ``source`` column (one list of citations) no title
+    is a series."""
+    years_of: dict[str, set[int]] = {}
+    lists_of: dict[str, list[frozenset[str]]] = {}
+    per_source: dict[tuple[str, str], int] = {}
+    repeated: set[str] = set()
+    for key, year, names, source in zip(keys, years, authors, sources):
+        if not key or source is None:
+            continue
+        per_source[(key, source)] = per_source.get((key, source), 0) + 1
+        if per_source[(key, source)] > 1:
+            repeated.add(key)
+        if year is not None:
+            years_of.setdefault(key, set()).add(year)
+        if names:
+            lists_of.setdefault(key, []).append(names)
+    series = set()
+    for key, ys in years_of.items():
+        if key not in repeated:
+            continue
+        if len(ys) < SERIES_MIN_YEARS and max(ys) - min(ys) <= MAX_YEAR_SPAN:
+            continue
+        lists = list(dict.fromkeys(lists_of.get(key, [])))
+        if any(a.isdisjoint(b) for x, a in enumerate(lists) for b in lists[x + 1:]):
+            series.add(key)
+    return [bool(key) and key in series for key in keys]
 
 
 def _blocking_keys(feats: _Features) -> pl.DataFrame:
@@ -463,6 +512,14 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
     n_content = np.asarray(feats.n_content, dtype=np.int64)
     title_score = t_score[title_pair]
     score = _combine(title_score, overlap, year_diff, np.minimum(n_content[I], n_content[J]))
+    veto = pl.Series(t_veto, dtype=pl.String).gather(title_pair)
+    if feats.series is not None and any(feats.series):
+        series = np.asarray(feats.series, dtype=bool)
+        # Evidence against, not a missing value: years further apart than one paper's versions
+        # (a year off by one is a preprint and its print), or author lists that share nobody.
+        other_issue = (year_diff > 1) | (overlap == 0)
+        veto = pl.select(pl.when(pl.Series((series[I] | series[J]) & other_issue) & veto.is_null())
+                         .then(pl.lit(SERIES_VETO)).otherwise(veto).alias("veto"))["veto"]
     return pl.DataFrame(
         {
             "i": I,
@@ -470,7 +527,7 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
             "method": np.where(key_of[I] == key_of[J], "title_exact", "title_fuzzy"),
             "score": score,
             "title_score": title_score,
-            "veto": pl.Series(t_veto, dtype=pl.String).gather(title_pair),
+            "veto": veto,
             "detail": pl.Series(t_detail, dtype=pl.String).gather(title_pair),
             "shared_authors": shared,
             "author_overlap": pl.Series(overlap, nan_to_null=True),
@@ -623,9 +680,10 @@ def _collapse(feats: _Features) -> tuple[np.ndarray, np.ndarray]:
     reps: list[int] = []
     seen: dict[tuple, int] = {}
     collapsible = feats.groups is None
+    series = feats.series or [False] * n
     for i in range(n):
         key = feats.keys[i]
-        if collapsible and key and feats.n_content[i] >= 3:
+        if collapsible and key and feats.n_content[i] >= 3 and not series[i]:
             sig = (key, feats.years[i], feats.arxiv[i], feats.doi[i])
             node = seen.get(sig)
             if node is None:
@@ -675,6 +733,8 @@ def _node_features(feats: _Features, reps: np.ndarray, node_of: np.ndarray) -> _
         arxiv=[feats.arxiv[i] for i in pick],
         doi=[feats.doi[i] for i in pick],
         groups=None if feats.groups is None else [feats.groups[i] for i in pick],
+        series=None if feats.series is None else [feats.series[i] for i in pick],
+        sources=None if feats.sources is None else [feats.sources[i] for i in pick],
         authors_partial=partial,
     )
 
