@@ -33,7 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
-# Paper/author matcher quality on the public DBLP-Scholar and Cora sets and a synthetic set.
+# Author and paper matcher quality on public data (INSPIRE-HEP, DBLP-Scholar, Cora) and a synthetic set.
 bench-resolution: $(STAMP)
 	$(BIN)/python scripts/bench_resolution.py
 
