@@ -26,17 +26,18 @@ year           0–1 apart · 2–3 · 4–7 · 8–15 · more than 15
 EM over the candidate pairs) on the whole input before it is split into batches, so every batch,
 worker process and incremental night weighs evidence alike (:func:`fit_author_model`).
 
-A pair whose only agreement is the name never reaches the merge bar on its own (its probability
-is capped below it): a rare name plus one agreeing signal — a co-author, the affiliation, the
-topic, overlapping years — can merge; a common name needs several.
-
 Clustering is average linkage (SciPy) over each block's pair probabilities: two clusters merge
 when the mean probability over *all* their cross pairs reaches ``MERGE_PROBABILITY``, so one
 strong link cannot chain two large clusters (single linkage would). Hard constraints are
 distances no average can bridge: incompatible names, two names of one byline, different
 ORCIDs, different profiles on one site; members of one identity/same-paper cluster start at
-distance 0. Cluster pairs left apart with a mean probability of at least ``REVIEW_PROBABILITY``
-go to the review queue with their evidence.
+distance 0. Then a name alone never merges: a cluster must be connected by pairs that agree on
+more than the name (a co-author, the affiliation, a close title), and a pair known by nothing
+but its names is capped below the bar — so a rare name with one agreeing signal merges, a
+common one needs several. And a long career is one person: clusters with one identical, not
+common full name that share a co-author or an affiliation somewhere are joined
+(:func:`_same_full_name_merges`). Cluster pairs left apart with a mean probability of at least
+``REVIEW_PROBABILITY`` go to the review queue with their evidence.
 
 Blocks larger than ``MAX_BLOCK`` mentions are cut into pieces of that size after sorting by
 name, then year (their pairs across pieces are never compared: a documented limit of very
@@ -76,12 +77,12 @@ REVIEW_PROBABILITY = 0.12
 # alone never merges two mentions).
 NAME_ONLY_CAP = 0.5 * MERGE_PROBABILITY
 # Clusters carrying one identical, not common full name (log2 rarity at least -1: at most twice
-# as common as a typical name) that some corroborated pair joins need only this mean probability.
+# as common as a typical name) that share a co-author or affiliation need only this mean probability.
 SAME_NAME_PROBABILITY = 0.05
 SAME_NAME_RARITY = -1.0
 MAX_BLOCK = 3000
 PACK_BLOCKS_UP_TO = 256  # small blocks are compared together, up to this many mentions at once
-FIT_MAX_PAIRS = 2_000_000  # candidate pairs EM sees (every k-th pack of blocks beyond)
+FIT_MAX_PAIRS = 2_000_000  # candidate pairs EM sees (beyond: a seeded share of every block's rows)
 RANDOM_PAIRS = 200_000
 PRIOR_STRENGTH = 1000.0  # pseudo-pairs pulling each estimate towards its prior (dominates a small input)
 _FORBIDDEN = 1e6  # distance of a pair that must never be one cluster
