@@ -48,3 +48,26 @@ def test_an_older_warehouse_is_migrated_in_place(tmp_path):
         # a second run finds nothing left to migrate, and no table is left behind
         assert warehouse.migrate_compression(con) == []
         assert warehouse.scalar(con, "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '%before_migration%'") == 0
+
+
+def test_columns_added_to_the_contract_reach_an_older_warehouse(tmp_path):
+    """A table created by an older release lacks the columns added since: ensure_schema adds them (NULL
+    in the old rows), so the night's inserts by name do not fail on the first new column."""
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as con:  # marts.collaboration_edges before 'evidence' existed
+        con.execute("CREATE SCHEMA marts")
+        con.execute("""CREATE TABLE marts.collaboration_edges (author_a VARCHAR NOT NULL, author_b VARCHAR NOT NULL,
+            papers_count INTEGER NOT NULL, first_year INTEGER, last_year INTEGER, paper_ids VARCHAR[] NOT NULL)""")
+        con.execute("INSERT INTO marts.collaboration_edges VALUES ('A1', 'A2', 1, 2020, 2020, ['P1'])")
+    with warehouse.connect(path) as con:
+        warehouse.ensure_schema(con)
+        assert "evidence" in warehouse.table_columns(con, "marts.collaboration_edges")
+        declared = [c for c, _ in warehouse.declared_columns()["marts.collaboration_edges"]]
+        assert warehouse.table_columns(con, "marts.collaboration_edges") == declared
+        assert con.execute("SELECT author_a, evidence FROM marts.collaboration_edges").fetchall() == [("A1", None)]
+        con.execute("INSERT INTO marts.collaboration_edges BY NAME SELECT 'A1' AS author_a, 'A3' AS author_b, "
+                    "1 AS papers_count, ['P2'] AS paper_ids, ['byline'] AS evidence")
+        # every contract table has every declared column, and a second run adds nothing
+        for table, columns in warehouse.declared_columns().items():
+            assert warehouse.table_columns(con, table) == [c for c, _ in columns], table
+        assert warehouse.migrate_columns(con) == []

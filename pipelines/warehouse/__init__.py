@@ -88,6 +88,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     migrate_compression(con)
     for statement in schema_statements():
         con.execute(statement)
+    migrate_columns(con)
 
 
 _CREATE_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS\s+(\w+\.\w+)\s*\((.*?)\n\);", re.S)
@@ -127,6 +128,47 @@ def migrate_compression(con: duckdb.DuckDBPyConnection) -> list[str]:
         rollback(con)
         raise
     return stale
+
+
+_COLUMN_END = re.compile(r"\s+(?:NOT\s+NULL|NULL|DEFAULT|PRIMARY|UNIQUE|CHECK|REFERENCES|USING\s+COMPRESSION)\b", re.I)
+
+
+def declared_columns() -> dict[str, list[tuple[str, str]]]:
+    """``{"schema.table": [(column, type), ...]}`` from sql/schema, in declaration order."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for statement in schema_statements():
+        text = "\n".join(line.split("--", 1)[0].rstrip() for line in statement.splitlines())
+        for name, body in _CREATE_TABLE.findall(text):
+            columns = []
+            for line in body.splitlines():
+                line = line.strip().rstrip(",").strip()
+                if not line or re.match(r"^(PRIMARY|UNIQUE|CONSTRAINT|CHECK|FOREIGN)\b", line, re.I):
+                    continue
+                column, rest = line.split(None, 1)
+                columns.append((column, _COLUMN_END.split(rest, 1)[0].strip()))
+            out[name] = columns
+    return out
+
+
+def migrate_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Add the columns the DDL declares and a stored table lacks (a warehouse from an older release):
+    ``CREATE TABLE IF NOT EXISTS`` leaves an existing table alone, and inserts by name would then fail
+    on the first new column. Added columns are NULL in the old rows (and carry no NOT NULL: DuckDB
+    cannot add one with the column). Returns ``table.column`` for each column added."""
+    stored: dict[str, set[str]] = {}
+    for schema, table, column in con.execute(
+            "SELECT table_schema, table_name, column_name FROM information_schema.columns").fetchall():
+        stored.setdefault(f"{schema}.{table}", set()).add(column)
+    added = []
+    for table, columns in declared_columns().items():
+        have = stored.get(table)
+        if have is None:
+            continue
+        for column, column_type in columns:
+            if column not in have:
+                con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {column_type}")
+                added.append(f"{table}.{column}")
+    return added
 
 
 def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
