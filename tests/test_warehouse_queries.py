@@ -1,4 +1,4 @@
-"""docs/warehouse.md stays true: its dictionary matches the contract, and its ten queries run.
+"""docs/warehouse.md stays true: its dictionary matches the contract, and its twelve queries run.
 
 Two kinds of checks, both against the text of the doc:
 
@@ -7,7 +7,7 @@ Two kinds of checks, both against the text of the doc:
   section whose type is the DDL's and whose *nullable* cell says ``no`` exactly for the ``NOT NULL``
   columns; no section or row documents a table or column that does not exist. The parsed DDL is
   cross-checked against the demo warehouse's ``information_schema`` so the parser cannot drift either.
-* **Queries.** The ``## Example queries`` section holds exactly ten ``### N. question`` headings, each
+* **Queries.** The ``## Example queries`` section holds exactly twelve ``### N. question`` headings, each
   with one ```` ```sql ```` block whose first line is a marker: ``-- expect: rows`` (must return rows on
   the demo warehouse) or ``-- expect: empty-ok (why)`` (must run; empty by the nature of the demo data).
   Each runs on a read-only connection to the session's ``demo_warehouse``. The redirect query, empty
@@ -28,7 +28,7 @@ DOC = ROOT / "docs" / "warehouse.md"
 SCHEMA_DIR = ROOT / "sql" / "schema"
 SCHEMAS = ("raw", "staging", "core", "marts", "enrichment", "cache")
 QUERIES_SECTION = "## Example queries"
-EXPECTED_QUERIES = 10
+EXPECTED_QUERIES = 12
 
 _CREATE_TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\.(\w+)\s*\((.*?)\n\s*\)\s*;", re.I | re.S)
 _CONSTRAINT = re.compile(r"^(PRIMARY|UNIQUE|CONSTRAINT|CHECK|FOREIGN)\b", re.I)
@@ -203,7 +203,7 @@ def test_the_dictionary_checks_notice_drift():
 
 # ---- the queries --------------------------------------------------------------------------------
 
-def test_there_are_ten_numbered_queries_each_with_a_marker():
+def test_there_are_twelve_numbered_queries_each_with_a_marker():
     assert [n for n, _, _ in QUERIES] == list(range(1, EXPECTED_QUERIES + 1))
     for number, _question, sql in QUERIES:
         kind, reason = expectation(sql)
