@@ -276,3 +276,25 @@ def test_a_bad_identifier_leaves_its_trace_and_costs_nothing_else(case: Case):
 )
 def test_values_are_normalised_or_refused(normalize, given, expected):
     assert normalize(given) == expected
+
+
+def test_a_doi_from_enrichment_joins_a_retitled_version_to_its_preprint():
+    """Identifiers are resolution evidence: a journal version listed under another title, which OpenAlex
+    found by that title (and the listing agrees with), carries the DOI arXiv's record gives the preprint —
+    so it is the preprint's paper, by DOI, though the titles alone would keep them apart."""
+    journal_title = "Elastic Parallelism Reconfiguration for Large Model Training at Scale"
+    world = BASE.but(
+        listings=BASE.listings + (listing("k-journal", "bzpeer", "daning-cheng", journal_title, 2026),),
+        openalex=BASE.openalex + (work("W4470000007", "title", title_key=journal_title.lower(), doi=JOURNAL_DOI,
+                                       names=["Yuanqing Wang", "Daning Cheng"]),),
+    )
+    core = build(world)
+    paper_of = dict(core.listing_papers.select("listing_key", "paper_id").iter_rows())
+    assert paper_of["k-journal"] == paper_of["k-dyna-bz"] == paper_of["k-dyna-sf"]
+    assert core.listing_papers.filter(pl.col("listing_key") == "k-journal")["method"].item() == "doi"
+    assert crosswalk(core) == BASELINE | {(DYNATRAIN, "openalex", "W4470000007")}
+    assert core.identifier_rejects.height == 0
+    # without the DOI the journal title stays a paper of its own
+    alone = build(world.but(arxiv_records=()))
+    assert len({dict(alone.listing_papers.select("listing_key", "paper_id").iter_rows())[k]
+                for k in ("k-journal", "k-dyna-bz")}) == 2
