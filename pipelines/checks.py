@@ -13,7 +13,7 @@ on ".", e.g. ``staging.listings`` → ``["staging", "listings"]``):
 A check with no expectations of its severity is not created.
 
 **One check step per producing step.** The checks of all tables one asset step writes (the three
-staging tables, the eight core tables) run in one ``@multi_asset_check``, on one read-only
+staging tables, the core tables) run in one ``@multi_asset_check``, on one read-only
 connection, right after that step. It cannot be fewer: a single step for, say, every mart would
 have to wait for ``author_scores``, which itself waits for the gates on ``paper_scores`` — a cycle.
 Grouping follows the asset definitions passed in, so it follows the graph as it changes.

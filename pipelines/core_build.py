@@ -16,7 +16,7 @@ from datetime import date
 
 import polars as pl
 
-from pipelines import enrichment, warehouse
+from pipelines import enrichment, identifiers, warehouse
 from pipelines.identity.overrides import Overrides, apply_overrides, merge_ids
 from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
@@ -62,10 +62,14 @@ class CoreTables:
     # the paper matcher's resolution, for the next night (cache.paper_matches / paper_match_review)
     paper_state: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=PAPER_STATE_SCHEMA))
     paper_state_review: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REVIEW_SCHEMA))
+    # the crosswalk and what was turned down (pipelines/identifiers.py)
+    paper_identifiers: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=identifiers.CROSSWALK_SCHEMA))
+    identifier_rejects: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=identifiers.REJECTS_SCHEMA))
 
     def writes(self) -> list[tuple[str, pl.DataFrame]]:
         return [
             ("core.papers", self.papers),
+            ("core.paper_identifiers", self.paper_identifiers), ("core.identifier_rejects", self.identifier_rejects),
             ("core.authors", self.authors), ("core.author_names", self.author_names),
             ("core.author_profiles", self.author_profiles), ("core.authorships", self.authorships),
             ("core.match_review", self.match_review), ("core.id_redirects", self.id_redirects),
@@ -94,6 +98,7 @@ def build_core(
     author_model: pl.DataFrame | None = None,
     paper_state: pl.DataFrame | None = None,
     paper_state_review: pl.DataFrame | None = None,
+    identifier_evidence: identifiers.IdentifierEvidence | None = None,
     timer: StageTimer | None = None,
 ) -> CoreTables:
     """listings/profiles: staging rows of the partitions in the window (several nights allowed). Only
@@ -113,13 +118,21 @@ def build_core(
     changes can reach are re-resolved (``resolution/incremental.py``). Without them, everyone is.
     paper_state / paper_state_review (optional, ``cache.paper_matches`` / ``cache.paper_match_review``):
     the same for the paper matcher (``resolution/incremental_papers.py``).
+
+    identifier_evidence (optional): what enrichment and the listings' history say about identifiers
+    (``pipelines/identifiers.py``): DOIs join the paper matcher's evidence, and the crosswalk
+    (``core.paper_identifiers``), its rejects and the identifier redirects are built from it. Without
+    it, the listings' own arXiv ids (and the DOIs derived from them) are all there is.
     """
     redirects = redirects.select(["entity_type", *REDIRECT_SCHEMA]) if redirects.height else pl.DataFrame(
         schema={"entity_type": pl.String, **REDIRECT_SCHEMA})
     latest, owners = latest_listings(listings, profiles)
     del listings  # frees it when the caller handed over its only reference (resolve_in_warehouse does)
-    records = paper_records(latest)
     timer = timer or StageTimer()
+    with timer.stage("identifiers", rows=latest.height):
+        attached = identifiers.attach_identifiers(latest, identifier_evidence)
+    latest = attached.listings
+    records = paper_records(latest)
     diffs_cache = title_diffs if isinstance(title_diffs, TitleDiffCache) else TitleDiffCache(title_diffs)
     del title_diffs
     with timer.stage("resolve_papers", rows=records.height):
@@ -157,6 +170,8 @@ def build_core(
         .sort("listing_key")
     )
     latest = latest.join(key_to_paper.select("listing_key", "paper_id"), on="listing_key")
+    id_tables = identifiers.build_crosswalk(attached, key_to_paper, today=today)
+    del attached
 
     # ---- author mentions ----------------------------------------------------------------------
     owner_mentions = latest.filter(pl.col("owner_name").is_not_null()).select(
@@ -266,7 +281,9 @@ def build_core(
         .join(_most_common(latest, "paper_id", "year"), on="paper_id", how="left")
         .join(_most_common(latest, "paper_id", "category"), on="paper_id", how="left")
         .join(_most_common(latest, "paper_id", "venue"), on="paper_id", how="left")
-        .with_columns(title_normalized=_mapped("title", normalize_text), doi=pl.lit(None, pl.String))
+        .join(id_tables.primary("doi"), on="paper_id", how="left")
+        .join(_page_flags(latest), on="paper_id", how="left")
+        .with_columns(title_normalized=_mapped("title", normalize_text))
         .join(paper_authors, on="paper_id", how="left")
         .join(byline_complete, on="paper_id", how="left")
         .with_columns(pl.col("authors_known").fill_null(0).cast(pl.Int32), pl.col("byline_complete").fill_null(False))
@@ -329,7 +346,12 @@ def build_core(
         ).drop("entity_type")
         merged = merge_redirects(old, pl.concat([algo, over]), live)
         new_redirects.append(merged.with_columns(entity_type=pl.lit(entity)))
-    id_redirects = pl.concat(new_redirects).select("entity_type", "old_id", "new_id", "reason", "redirected_on")
+    # Identifier redirects (a work id or site id its source replaced) are derived afresh from the
+    # evidence every night (identifiers.build_crosswalk): last night's are not carried over.
+    new_redirects.append(id_tables.redirects)
+    columns = ["entity_type", *REDIRECT_SCHEMA]
+    id_redirects = pl.concat([r.select(columns) for r in new_redirects], how="vertical_relaxed").select(
+        "entity_type", "old_id", "new_id", "reason", "redirected_on").sort("entity_type", "old_id")
 
     review = _review_rows(paper_review, author_review, key_to_paper, collapsed, a_members, papers, authors)
 
@@ -348,6 +370,9 @@ def build_core(
         "title_diffs_computed": diffs_cache.computed,
         "author_resolution": author_night.stats,
         "paper_resolution": paper_night.stats,
+        "identifiers": dict(id_tables.crosswalk.group_by("scheme").len().sort("scheme").iter_rows()),
+        "identifier_rejects": dict(id_tables.rejects.group_by("reason").len().sort("reason").iter_rows()),
+        "identifier_redirects": id_tables.redirects.height,
         "timings": timer.summary(),
     }
     return CoreTables(
@@ -357,6 +382,7 @@ def build_core(
         mention_authors=a_members.select("key", "author_id"), title_diffs=used_diffs,
         author_state=author_night.state, author_state_review=author_night.review, author_model=author_night.model,
         paper_state=paper_night.state, paper_state_review=paper_night.review,
+        paper_identifiers=id_tables.crosswalk, identifier_rejects=id_tables.rejects,
     )
 
 
@@ -366,6 +392,18 @@ def read_current_listings(con, until: date) -> tuple[pl.DataFrame, pl.DataFrame]
     params = {"until": until}
     return (warehouse.read_frame(con, warehouse.read_sql("core/current_listings"), params),
             warehouse.read_frame(con, warehouse.read_sql("core/current_profiles"), params))
+
+
+def read_identifier_evidence(con, until: date) -> identifiers.IdentifierEvidence:
+    """What the crosswalk is built from, up to ``until``: arXiv's records, OpenAlex's answers (one row per
+    work and lookup, with the nights it was given) and the arXiv ids and site links of every staged
+    listing row (sql/core/*.sql)."""
+    params = {"until": until}
+    return identifiers.IdentifierEvidence(
+        arxiv_records=warehouse.read_frame(con, warehouse.read_sql("core/arxiv_records"), params),
+        openalex_answers=warehouse.read_frame(con, warehouse.read_sql("core/openalex_answers"), params),
+        page_ids=warehouse.read_frame(con, warehouse.read_sql("core/page_identifiers"), params),
+    )
 
 
 def write_core(con, core: "CoreTables", until: date) -> None:
@@ -416,6 +454,7 @@ def paper_records(latest: pl.DataFrame) -> pl.DataFrame:
         year="year",
         source="source",
         arxiv_id="arxiv_id",
+        doi=pl.col("doi") if "doi" in latest.columns else pl.lit(None, pl.String),
     )
 
 
@@ -453,7 +492,10 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
         searches = warehouse.read_frame(
             con, "SELECT * FROM enrichment.arxiv_title_searches WHERE partition_date <= ?", [until])
-        listings = enrichment.fill_listing_arxiv_ids(listings, searches)
+        listings = listings.with_columns(arxiv_from=pl.when(pl.col("arxiv_id").is_not_null()).then(pl.lit("page")))
+        listings = enrichment.fill_listing_arxiv_ids(listings, searches).with_columns(
+            arxiv_from=pl.when(pl.col("arxiv_id").is_not_null()).then(pl.col("arxiv_from").fill_null("title_search")))
+        identifier_evidence = read_identifier_evidence(con, until)
         extra = warehouse.read_frame(
             con,
             "SELECT * FROM enrichment.author_lists WHERE partition_date <= ? "
@@ -466,7 +508,8 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         handed_over.pop(), profiles, paper_registry=paper_registry, author_registry=author_registry,
         redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
         title_diffs=title_diffs, author_state=author_state, author_state_review=author_state_review,
-        author_model=author_model, paper_state=paper_state, paper_state_review=paper_state_review, timer=timer,
+        author_model=author_model, paper_state=paper_state, paper_state_review=paper_state_review,
+        identifier_evidence=identifier_evidence, timer=timer,
     )
     with timer.stage("core_write"):
         write_core(con, core, until)
@@ -521,6 +564,24 @@ def _display_names(mentions: pl.DataFrame) -> pl.DataFrame:
         .unique("author_id", keep="first", maintain_order=True)
         .select("author_id", display_name="name")
     )
+
+
+def _page_flags(latest: pl.DataFrame) -> pl.DataFrame:
+    """Per paper, what the pages say beyond the fields: ``has_code`` (some listing shows the site's
+    Code flag; FALSE when the flag is shown off everywhere, NULL when no site shows it) and
+    ``year_inferred`` (the paper's year — its most common listing year — comes only from year-less
+    dates: no listing giving that year shows it; NULL without a year)."""
+    columns = latest.columns
+    flags = latest.group_by("paper_id").agg(
+        (pl.col("has_code").cast(pl.Boolean).max() if "has_code" in columns else pl.lit(None, pl.Boolean)).alias("has_code"))
+    if "year_inferred" not in columns:
+        return flags.with_columns(year_inferred=pl.lit(None, pl.Boolean))
+    years = _most_common(latest, "paper_id", "year").rename({"year": "paper_year"})
+    inferred = (
+        latest.join(years, on="paper_id").filter(pl.col("year") == pl.col("paper_year"))
+        .group_by("paper_id").agg(pl.col("year_inferred").cast(pl.Boolean).min().alias("year_inferred"))
+    )
+    return flags.join(inferred, on="paper_id", how="left")
 
 
 def _registry(frame: pl.DataFrame, key: str, ident: str) -> pl.DataFrame:

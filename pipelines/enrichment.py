@@ -117,6 +117,7 @@ OPENALEX_WORKS_SCHEMA = {
     "cited_by_count": pl.Int32,
     "counts_by_year": pl.List(pl.Struct({"year": pl.Int32, "cited_by_count": pl.Int32})),
     "authors_count": pl.Int32,
+    "author_names": pl.List(pl.String),   # as printed: core checks a title hit against each listing with them
     "is_authors_truncated": pl.Boolean,
     "fetched_at": _TS,
     "matched_by": pl.String,          # 'arxiv_doi' | 'title'
@@ -856,7 +857,9 @@ def _openalex_works_frame(works: Sequence[OpenAlexWork]) -> pl.DataFrame:
             "title_key": match_key(w.title) or None, "publication_year": w.publication_year,
             "publication_date": w.publication_date, "type": w.type, "cited_by_count": w.cited_by_count,
             "counts_by_year": [{"year": y, "cited_by_count": c} for y, c in w.counts_by_year],
-            "authors_count": len(w.authorships), "is_authors_truncated": w.is_authors_truncated,
+            "authors_count": len(w.authorships),
+            "author_names": [n for a in w.authorships if (n := a.raw_author_name or a.display_name)],
+            "is_authors_truncated": w.is_authors_truncated,
             "fetched_at": w.fetched_at, "matched_by": w.matched_by,
         }
         for w in works

@@ -32,33 +32,28 @@ def _insert_sql(con: duckdb.DuckDBPyConnection, table: str, sql_name: str, param
     return con.execute(f"SELECT count(*) FROM {table}" + (f" WHERE {where}" if where else ""), where_params or []).fetchall()[0][0]
 
 
+# Recomputed metrics judge a reported h-index only when the warehouse holds a per-paper count for at
+# least this share of the person's papers (marts.author_metrics.citation_coverage) ...
+MIN_CITATION_COVERAGE = 0.8
+# ... and flag it only beyond FACTOR x bound + ADD: the sites' citation databases may count more than
+# OpenAlex does, so the recomputed bound is a yardstick, not a proof (docs/warehouse.md).
+H_INDEX_MARGIN_FACTOR = 1.5
+H_INDEX_MARGIN_ADD = 2
+
+
 def build_author_metrics(con: duckdb.DuckDBPyConnection, as_of: date) -> int:
-    return _insert_sql(con, "marts.author_metrics", "marts/author_metrics", {"as_of": as_of},
+    _paper_citation_snapshots(con)
+    return _insert_sql(con, "marts.author_metrics", "marts/author_metrics",
+                       {"as_of": as_of, "min_coverage": MIN_CITATION_COVERAGE,
+                        "h_margin_factor": H_INDEX_MARGIN_FACTOR, "h_margin_add": H_INDEX_MARGIN_ADD},
                        where="as_of = ?", where_params=[as_of])
 
 
 def _paper_citation_snapshots(con: duckdb.DuckDBPyConnection) -> None:
-    """Per-paper citation counts by fetch date, from enrichment when it exists (else none)."""
-    has_enrichment = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'enrichment' AND table_name = 'openalex_works'"
-    ).fetchall()[0][0]
-    if has_enrichment:
-        con.execute("""
-            CREATE OR REPLACE TEMP VIEW paper_citation_snapshots AS
-            SELECT 'openalex' AS source, p.paper_id, w.partition_date AS as_of,
-                   CAST(w.cited_by_count AS INTEGER) AS citations, w.openalex_id AS capture_id
-            FROM enrichment.openalex_works w
-            JOIN core.papers p ON p.arxiv_id = w.arxiv_id
-            WHERE w.cited_by_count IS NOT NULL
-            QUALIFY row_number() OVER (PARTITION BY p.paper_id, w.partition_date ORDER BY w.cited_by_count DESC) = 1
-        """)
-    else:
-        con.execute("""
-            CREATE OR REPLACE TEMP VIEW paper_citation_snapshots AS
-            SELECT CAST(NULL AS VARCHAR) AS source, CAST(NULL AS VARCHAR) AS paper_id, CAST(NULL AS DATE) AS as_of,
-                   CAST(NULL AS INTEGER) AS citations, CAST(NULL AS VARCHAR) AS capture_id
-            WHERE FALSE
-        """)
+    """The temp view ``paper_citation_snapshots`` (sql/marts/paper_citation_snapshots.sql): per paper
+    and night, OpenAlex's count and yearly series, linked through the crosswalk."""
+    con.execute("CREATE OR REPLACE TEMP VIEW paper_citation_snapshots AS "
+                + warehouse.read_sql("marts/paper_citation_snapshots"))
 
 
 def build_citations(con: duckdb.DuckDBPyConnection) -> int:
@@ -90,7 +85,10 @@ def paper_scores_frame(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         GROUP BY paper_id
     """)
     scores = score_paper_novelty(papers)
-    return scores.join(reported, on="paper_id", how="left")
+    # What the pages say about the paper, carried through (core.papers): the site's Code flag, and
+    # whether the year the score is grouped by was inferred from year-less dates.
+    flags = warehouse.read_frame(con, "SELECT paper_id, has_code, year_inferred FROM core.papers")
+    return scores.join(reported, on="paper_id", how="left").join(flags, on="paper_id", how="left")
 
 
 def build_paper_scores(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:

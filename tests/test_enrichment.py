@@ -459,3 +459,63 @@ def test_nightly_job_end_to_end_with_enrichment(tmp_path, apis, monkeypatch):
     assert "arxiv" in evidence
     paper_rows = query(wh, "SELECT * FROM marts.citations WHERE level = 'paper'")
     assert paper_rows.height > 0 and set(paper_rows["source"]) == {"openalex"}
+    _identifiers_citations_and_metrics(wh)
+
+
+HONPAS_TITLE = "The static parallel distribution algorithms for hybrid density-functional calculations in HONPAS package"
+
+
+def _identifiers_citations_and_metrics(wh: Path) -> None:
+    """Issue 25 on the samples + the recorded answers: the crosswalk, core.papers.doi, per-paper series
+    (the HONPAS work OpenAlex found by its title included), recomputed metrics, the page flags, and the
+    two analyst queries of docs/warehouse.md."""
+    def paper(title_prefix: str) -> str:
+        return query(wh, "SELECT paper_id FROM core.papers WHERE starts_with(title, ?)", [title_prefix])["paper_id"].item()
+
+    dyna, honpas, calm = paper("DynaTrain"), paper("The static parallel"), paper("CALM")
+    ids = query(wh, "SELECT paper_id, scheme, value, versions, sources, linked_by, is_primary FROM core.paper_identifiers")
+    of = {(r["paper_id"], r["scheme"], r["value"]): r for r in ids.iter_rows(named=True)}
+    assert of[(dyna, "arxiv", DYNATRAIN)]["versions"] == [2]                        # arXiv's record: v2
+    assert of[(dyna, "arxiv", DYNATRAIN)]["sources"] == ["arxiv", "bzpeer"]          # the HTML capture's link, and arXiv
+    assert of[(dyna, "doi", "10.1000/fixture.dynatrain.2026")]["is_primary"]         # the journal DOI arXiv gives
+    assert not of[(dyna, "doi", f"10.48550/arxiv.{DYNATRAIN}")]["is_primary"]
+    assert of[(dyna, "openalex", "W4415000001")]["linked_by"] == "arxiv_id"
+    assert (dyna, "bzpeer_work", "dynatrain-fast-online-parallelism-switching-for-elastic-llm-2604.02156") in of
+    assert of[(honpas, "openalex", "W4400000003")]["linked_by"] == "title"           # a verified title hit
+    assert of[(calm, "arxiv", CALM)]["linked_by"] == "title"                         # an exact-title search
+    assert ids.select("scheme", "value").is_duplicated().sum() == 0
+    dois = dict(query(wh, "SELECT paper_id, doi FROM core.papers WHERE doi IS NOT NULL").iter_rows())
+    assert dois[dyna] == "10.1000/fixture.dynatrain.2026" and dois[honpas] == "10.1000/fixture.honpas.2020"
+    assert dois[calm] == f"10.48550/arxiv.{CALM}"
+    assert query(wh, "SELECT count(*) AS n FROM core.identifier_rejects")["n"].item() == 0
+
+    # Per-paper citations for every enriched paper — the title-matched HONPAS work too — and its years.
+    totals = dict(query(wh, "SELECT paper_id, citations FROM marts.citations WHERE level = 'paper' AND measure = 'total'").iter_rows())
+    assert totals == {dyna: 7, calm: 3, honpas: 12}
+    years = query(wh, "SELECT year, citations FROM marts.citations WHERE measure = 'in_year' AND paper_id = ? ORDER BY year", [honpas])
+    assert years.rows() == [(2022, 4), (2023, 5), (2024, 3), (2025, 0), (2026, 0)]
+
+    # Recomputed metrics next to the reported ones: Yunquan Zhang holds all three counted papers.
+    m = query(wh, "SELECT * FROM marts.author_metrics WHERE source = 'scholarfeed' AND profile_name = 'Yunquan Zhang'").row(0, named=True)
+    assert (m["reported_h_index"], m["recomputed_citations"], m["recomputed_h_index"], m["recomputed_i10_index"],
+            m["papers_with_citations"], m["recomputed_source"]) == (4, 22, 3, 1, 3, "openalex")
+    assert m["citation_coverage"] == pytest.approx(3 / m["papers_held"]) and m["recomputed_h_index_bound"] is None
+
+    # What the pages say reaches the marts: Scholar Feed's Code flag, and years from year-less dates.
+    flags = {t[:12]: (c, y) for t, c, y in query(
+        wh, "SELECT p.title, s.has_code, s.year_inferred FROM marts.paper_scores s JOIN core.papers p USING (paper_id)").rows()}
+    assert flags["SIGMA: An AI"] == (True, False)
+    assert flags["m3BERT: A Mo"] == (False, True)       # "May 19": the year is the capture's
+    assert flags["DynaTrain: F"] == (False, False)      # Scholar Feed's "May 12", BZPEER's 2026 says it
+    assert flags["The static p"] == (None, False)       # BZPEER shows no Code flag
+
+    from test_warehouse_queries import doc_text, example_queries
+
+    queries = {n: sql for n, _, sql in example_queries(doc_text())}
+    with warehouse.connect(wh, read_only=True) as con:
+        mine = con.execute(queries[11]).fetchall()
+        disagree = con.execute(queries[12]).fetchall()
+    by_title = {r[0]: r for r in mine}
+    assert by_title[HONPAS_TITLE][2] == "10.1000/fixture.honpas.2020" and by_title[HONPAS_TITLE][5] == 12
+    assert by_title[HONPAS_TITLE][7] == ["2022: 4", "2023: 5", "2024: 3", "2025: 0", "2026: 0"]
+    assert [(r[0], r[2], r[4], r[5]) for r in disagree] == [("scholarfeed", "Yunquan Zhang", 4, 3)]

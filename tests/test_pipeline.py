@@ -27,6 +27,7 @@ def test_definitions_load_with_the_documented_graph():
     for table in ("raw/page_captures", "staging/profiles", "staging/listings", "staging/rejects",
                   "core/papers", "core/paper_listings", "core/authors", "core/author_names",
                   "core/author_profiles", "core/authorships", "core/match_review", "core/id_redirects",
+                  "core/paper_identifiers", "core/identifier_rejects",
                   "marts/author_metrics", "marts/citations", "marts/paper_scores", "marts/author_scores",
                   "marts/collaboration_edges", "exports/parquet", "exports/analytics_copy"):
         assert table in keys, table
@@ -157,6 +158,7 @@ def test_exports_and_analytics_copy(demo_warehouse):
     manifest = json.loads((latest / "manifest.json").read_text())
     assert manifest["as_of"] == SAMPLE_DATE and manifest["code_version"]
     assert "core.papers" in manifest["tables"] and "marts.collaboration_edges" in manifest["tables"]
+    assert {"core.paper_identifiers", "core.identifier_rejects"} <= set(manifest["tables"])   # the crosswalk ships too
     for table, info in manifest["tables"].items():
         rows = duckdb.sql(f"SELECT count(*) FROM '{latest / info['file']}'").fetchall()[0][0]
         assert rows == info["rows"] == one(demo_warehouse, f"SELECT count(*) FROM {table}"), table

@@ -14,7 +14,8 @@ from pipelines import quality, warehouse
 
 CONTRACT_TABLES = [
     "raw.page_captures", "staging.profiles", "staging.listings", "staging.rejects", "staging.quality_issues",
-    "core.papers", "core.paper_listings", "core.authors", "core.author_names", "core.author_profiles",
+    "core.papers", "core.paper_identifiers", "core.identifier_rejects", "core.paper_listings", "core.authors",
+    "core.author_names", "core.author_profiles",
     "core.authorships", "core.match_review", "core.id_redirects",
     "marts.author_metrics", "marts.citations", "marts.paper_scores", "marts.author_scores",
     "marts.collaboration_edges",

@@ -335,6 +335,33 @@ def test_shared_identifier_holds_across_years():
     assert match_papers(frame.drop("arxiv_id"))["paper_id"].n_unique() == 2
 
 
+
+def test_one_arxiv_id_is_one_version_family_whatever_its_dois():
+    """A preprint's records carry the journal DOIs its versions got (arXiv's record: the journal DOI,
+    OpenAlex: the conference one): one arXiv id ties them into one paper. A record with a third DOI
+    and no arXiv id is another version of nobody's — two different DOIs without a shared arXiv id
+    stay apart, and the close titles go to the review queue."""
+    title = "Sparse attention for long documents"
+    frame = records(
+        [
+            {"record_id": "a-journal", "title": title, "year": 2022},
+            {"record_id": "a-conf", "title": title + " (extended abstract)", "year": 2021},
+            {"record_id": "journal-copy", "title": "Sparse Attention for Long Documents", "year": 2022},
+            {"record_id": "other", "title": "Sparse Attention for Long Documents", "year": 2022},
+        ]
+    ).with_columns(
+        pl.Series("arxiv_id", ["2101.00001v2", "2101.00001v1", None, None]),
+        pl.Series("doi", ["10.1000/journal.2022", "10.1000/conf.2021", "https://doi.org/10.1000/JOURNAL.2022", "10.1000/third"]),
+    )
+    assignments, review = resolve_papers(frame)
+    paper = paper_of(assignments)
+    assert paper["a-journal"] == paper["a-conf"]            # one arXiv id: one paper, both DOIs
+    assert paper["journal-copy"] == paper["a-journal"]      # shares one of the family's DOIs
+    assert paper["other"] != paper["a-journal"]             # a DOI of no version of it
+    (row,) = review.rows(named=True)
+    assert {row["left_id"], row["right_id"]} & {"other"}
+    assert "DOI" in row["evidence_against"] and "10.1000/third" in row["evidence_against"]
+
 # --- records with one title collapse into a node before matching -------------------------------
 
 

@@ -1,4 +1,4 @@
-"""docs/warehouse.md stays true: its dictionary matches the contract, and its ten queries run.
+"""docs/warehouse.md stays true: its dictionary matches the contract, and its twelve queries run.
 
 Two kinds of checks, both against the text of the doc:
 
@@ -7,7 +7,7 @@ Two kinds of checks, both against the text of the doc:
   section whose type is the DDL's and whose *nullable* cell says ``no`` exactly for the ``NOT NULL``
   columns; no section or row documents a table or column that does not exist. The parsed DDL is
   cross-checked against the demo warehouse's ``information_schema`` so the parser cannot drift either.
-* **Queries.** The ``## Example queries`` section holds exactly ten ``### N. question`` headings, each
+* **Queries.** The ``## Example queries`` section holds exactly twelve ``### N. question`` headings, each
   with one ```` ```sql ```` block whose first line is a marker: ``-- expect: rows`` (must return rows on
   the demo warehouse) or ``-- expect: empty-ok (why)`` (must run; empty by the nature of the demo data).
   Each runs on a read-only connection to the session's ``demo_warehouse``. The redirect query, empty
@@ -28,7 +28,7 @@ DOC = ROOT / "docs" / "warehouse.md"
 SCHEMA_DIR = ROOT / "sql" / "schema"
 SCHEMAS = ("raw", "staging", "core", "marts", "enrichment", "cache")
 QUERIES_SECTION = "## Example queries"
-EXPECTED_QUERIES = 10
+EXPECTED_QUERIES = 12
 
 _CREATE_TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\.(\w+)\s*\((.*?)\n\s*\)\s*;", re.I | re.S)
 _CONSTRAINT = re.compile(r"^(PRIMARY|UNIQUE|CONSTRAINT|CHECK|FOREIGN)\b", re.I)
@@ -203,7 +203,7 @@ def test_the_dictionary_checks_notice_drift():
 
 # ---- the queries --------------------------------------------------------------------------------
 
-def test_there_are_ten_numbered_queries_each_with_a_marker():
+def test_there_are_twelve_numbered_queries_each_with_a_marker():
     assert [n for n, _, _ in QUERIES] == list(range(1, EXPECTED_QUERIES + 1))
     for number, _question, sql in QUERIES:
         kind, reason = expectation(sql)
@@ -228,11 +228,12 @@ def _query(number: int) -> str:
 
 
 def test_the_redirect_query_follows_old_ids_to_the_survivor(demo_warehouse):
-    """Query 9 is empty on the demo (nothing merged): add redirects to a copy and follow them."""
+    """Query 9 is empty on the demo (nothing merged): add redirects to a copy and follow them, an
+    identifier's redirect to the paper holding the new value included."""
     with duckdb.connect(":memory:") as con:
         con.execute(f"ATTACH '{demo_warehouse}' AS demo (READ_ONLY)")
         con.execute("CREATE SCHEMA core")
-        for table in ("id_redirects", "papers", "authors"):
+        for table in ("id_redirects", "papers", "authors", "paper_identifiers"):
             con.execute(f"CREATE TABLE core.{table} AS SELECT * FROM demo.core.{table}")
         paper_id, title = con.execute("SELECT paper_id, title FROM core.papers ORDER BY paper_id LIMIT 1").fetchone()
         author_id, name = con.execute("SELECT author_id, display_name FROM core.authors ORDER BY author_id LIMIT 1").fetchone()
@@ -241,15 +242,20 @@ def test_the_redirect_query_follows_old_ids_to_the_survivor(demo_warehouse):
             "('paper', 'P000000000old', ?, 'merged', DATE '2026-11-20'), "
             # an uncollapsed chain, as a hand-edited or older table might hold: old1 → old2 → live
             "('author', 'A00000000old1', 'A00000000old2', 'override', DATE '2026-11-19'), "
-            "('author', 'A00000000old2', ?, 'merged', DATE '2026-11-20')",
+            "('author', 'A00000000old2', ?, 'merged', DATE '2026-11-20'), "
+            # an OpenAlex work id OpenAlex replaced: the paper now holding the new one
+            "('openalex', 'W1', 'W2', 'superseded', DATE '2026-11-20')",
             [paper_id, author_id],
         )
+        con.execute("INSERT INTO core.paper_identifiers VALUES (?, 'openalex', 'W2', NULL, ['openalex'], 'arxiv_id', "
+                    "true, DATE '2026-11-20', DATE '2026-11-21')", [paper_id])
         rows = con.execute(_query(9)).fetchall()
     found = {(r[0], r[1]): (r[2], r[3], r[6]) for r in rows}
     assert found[("paper", "P000000000old")] == (paper_id, 1, title)
     assert found[("author", "A00000000old1")] == (author_id, 2, name)
     assert found[("author", "A00000000old2")] == (author_id, 1, name)
-    assert len(rows) == 3
+    assert found[("openalex", "W1")] == ("W2", 1, title)
+    assert len(rows) == 4
 
 
 def test_the_flag_queries_find_the_sample_traps(demo_warehouse):

@@ -87,3 +87,26 @@ def test_a_warehouse_from_before_fetch_ids_gets_them_and_keeps_working(tmp_path)
         landing.stage_partition(con, DAY)
         assert warehouse.scalar(con, "SELECT count(*) FROM staging.profiles WHERE partition_date = ?", [DAY]) == 5
         assert warehouse.scalar(con, "SELECT count(*) FROM staging.rejects") == 1
+
+
+def test_columns_added_to_the_contract_reach_an_older_warehouse(tmp_path):
+    """A table created by an older release lacks the columns added since: ensure_schema adds them (NULL
+    in the old rows), so the night's inserts by name do not fail on the first new column."""
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as con:  # marts.collaboration_edges before 'evidence' existed
+        con.execute("CREATE SCHEMA marts")
+        con.execute("""CREATE TABLE marts.collaboration_edges (author_a VARCHAR NOT NULL, author_b VARCHAR NOT NULL,
+            papers_count INTEGER NOT NULL, first_year INTEGER, last_year INTEGER, paper_ids VARCHAR[] NOT NULL)""")
+        con.execute("INSERT INTO marts.collaboration_edges VALUES ('A1', 'A2', 1, 2020, 2020, ['P1'])")
+    with warehouse.connect(path) as con:
+        warehouse.ensure_schema(con)
+        assert "evidence" in warehouse.table_columns(con, "marts.collaboration_edges")
+        declared = list(warehouse.declared_columns()["marts.collaboration_edges"])
+        assert warehouse.table_columns(con, "marts.collaboration_edges") == declared
+        assert con.execute("SELECT author_a, evidence FROM marts.collaboration_edges").fetchall() == [("A1", None)]
+        con.execute("INSERT INTO marts.collaboration_edges BY NAME SELECT 'A1' AS author_a, 'A3' AS author_b, "
+                    "1 AS papers_count, ['P2'] AS paper_ids, ['byline'] AS evidence")
+        # every contract table has every declared column, and a second run adds nothing
+        for table, columns in warehouse.declared_columns().items():
+            assert warehouse.table_columns(con, table) == list(columns), table
+        assert warehouse.migrate_columns(con) == []

@@ -10,7 +10,12 @@ from pipelines.resources import WarehouseResource
 
 CORE_TABLES = {
     "papers": "One row per resolved paper: the same paper listed on several profiles or sites is one row, "
-    "with its best title, year, category, arXiv id and how many listings/profiles show it.",
+    "with its best title, year, category, arXiv id, DOI, the Code flag and how many listings/profiles show it.",
+    "paper_identifiers": "The crosswalk: every identifier of every paper (arXiv id with its versions, DOIs, "
+    "OpenAlex work id, BZPEER work slug, Scholar Feed paper id), one row per paper, scheme and value, with "
+    "where it came from. A value names one paper.",
+    "identifier_rejects": "Identifier values turned down, and why: malformed, an OpenAlex title hit a "
+    "listing does not agree with, or a value that would name two papers.",
     "paper_listings": "Which paper each staged listing is, and why (method: arxiv_id, title_exact, "
     "title_fuzzy, singleton, override) with the match score.",
     "authors": "One row per resolved person. Names alone never merge two authors: shared papers, "
@@ -20,7 +25,8 @@ CORE_TABLES = {
     "authorships": "Who wrote what: paper × author, with the evidence (profile ownership, byline, arXiv, OpenAlex).",
     "match_review": "Pairs the algorithm did not merge on its own, with the score, the evidence for and "
     "against, and the overrides.toml entry that would settle each.",
-    "id_redirects": "Old ids that were merged into another: follow old_id → new_id.",
+    "id_redirects": "Old ids that were merged into another, and identifiers a source replaced "
+    "(an OpenAlex work id, a site's paper id): follow old_id → new_id.",
 }
 REGISTRIES = ("paper_id_registry", "author_id_registry")
 
@@ -29,7 +35,8 @@ REGISTRIES = ("paper_id_registry", "author_id_registry")
     name="core_tables",
     specs=[
         dg.AssetSpec(["core", name], deps=[["staging", "listings"], ["staging", "profiles"],
-                                           ["enrichment", "author_lists"], ["enrichment", "arxiv_title_searches"]],
+                                           ["enrichment", "author_lists"], ["enrichment", "arxiv_title_searches"],
+                                           ["enrichment", "arxiv_works"], ["enrichment", "openalex_works"]],
                      group_name="core", kinds={"duckdb", "polars"}, description=desc)
         for name, desc in CORE_TABLES.items()
     ],
@@ -46,10 +53,15 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
         # core.paper_listings is filled in SQL (every night's rows of each listing key): show the table
         listings_preview = warehouse.read_frame(con, "SELECT * FROM core.paper_listings ORDER BY listing_id LIMIT 5")
     stats = core.stats
+    if stats["identifier_rejects"]:
+        context.log.warning("identifier values turned down: " + ", ".join(
+            f"{reason} {n}" for reason, n in stats["identifier_rejects"].items()) + "; see core.identifier_rejects")
     if stats["overrides_unmatched"]:
         context.log.warning("overrides that matched nothing: " + "; ".join(stats["overrides_unmatched"]))
     frames = {
         "papers": (core.papers, ["paper_id", "title", "year", "listings_count", "sources"]),
+        "paper_identifiers": (core.paper_identifiers, ["paper_id", "scheme", "value", "sources", "linked_by"]),
+        "identifier_rejects": (core.identifier_rejects, ["scheme", "value", "reason", "detail"]),
         "paper_listings": (listings_preview, ["listing_id", "paper_id", "method", "score"]),
         "authors": (core.authors, ["author_id", "display_name", "profiles_count", "papers_count"]),
         "author_names": (core.author_names, ["name_variant", "author_id", "mentions_count"]),
@@ -73,7 +85,10 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
                     "author_resolution": stats["author_resolution"].get("mode", "full"),
                     "author_resolution_detail": ", ".join(f"{k}: {v}" for k, v in stats["author_resolution"].items())},
         "match_review": {"review_queue": stats["review_queue"]},
-        "id_redirects": {"redirects_new": stats["redirects_new"],
+        "paper_identifiers": {"by_scheme": dg.MetadataValue.json(stats["identifiers"]),
+                              "seconds_attaching_identifiers": stats["timings"]["identifiers"]["seconds"]},
+        "identifier_rejects": {"by_reason": dg.MetadataValue.json(stats["identifier_rejects"])},
+        "id_redirects": {"redirects_new": stats["redirects_new"], "identifier_redirects": stats["identifier_redirects"],
                          "overrides_file": str(overrides_path()),
                          "overrides_applied": "\n".join(stats["overrides_applied"]) or "none",
                          "overrides_unmatched": "\n".join(stats["overrides_unmatched"]) or "none"},

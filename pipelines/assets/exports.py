@@ -8,8 +8,8 @@ from pipelines.partitions import daily_partitions, partition_dates
 from pipelines.resources import WarehouseResource
 
 MART_KEYS = [["marts", n] for n in ("author_metrics", "citations", "paper_scores", "author_scores", "collaboration_edges")]
-CORE_KEYS = [["core", n] for n in ("papers", "paper_listings", "authors", "author_names", "author_profiles",
-                                   "authorships", "match_review", "id_redirects")]
+CORE_KEYS = [["core", n] for n in ("papers", "paper_identifiers", "identifier_rejects", "paper_listings", "authors",
+                                   "author_names", "author_profiles", "authorships", "match_review", "id_redirects")]
 
 
 @dg.asset(key=["exports", "parquet"], deps=MART_KEYS + CORE_KEYS, group_name="exports", partitions_def=daily_partitions,

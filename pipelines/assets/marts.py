@@ -17,11 +17,15 @@ def _result(con, table: str, columns: list[str], **extra) -> dg.MaterializeResul
     return dg.MaterializeResult(metadata={"dagster/row_count": count, "preview": preview(frame, columns), **extra})
 
 
-@dg.asset(key=["marts", "author_metrics"], deps=[["staging", "profiles"], *CORE("author_profiles", "authorships")],
+@dg.asset(key=["marts", "author_metrics"],
+          deps=[["staging", "profiles"], ["enrichment", "openalex_works"],
+                *CORE("author_profiles", "authorships", "papers", "paper_identifiers", "id_redirects")],
           kinds={"duckdb", "sql"}, **COMMON,
           description="Per profile and capture date: every metric the source reports (h-index, citations, "
-          "papers/works, followers, trust, Novelty %, AI Score) next to what the warehouse recomputes, with "
-          "provenance and the flags h_index_implausible and listing_incomplete. SQL: sql/marts/author_metrics.sql")
+          "papers/works, followers, trust, Novelty %, AI Score) next to what the warehouse recomputes (papers "
+          "held; citations, h-index and i10 from the per-paper counts of the person's papers, with their "
+          "coverage and source), with provenance and the flags h_index_implausible and listing_incomplete. "
+          "SQL: sql/marts/author_metrics.sql")
 @transient_retries
 def author_metrics(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:
@@ -29,23 +33,30 @@ def author_metrics(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
             marts.build_author_metrics(con, day)
         days = partition_dates(context)
         flagged = con.execute(
-            "SELECT count(*) FILTER (h_index_implausible), count(*) FILTER (listing_incomplete) "
+            "SELECT count(*) FILTER (h_index_implausible), count(*) FILTER (listing_incomplete), "
+            "count(*) FILTER (recomputed_h_index IS NOT NULL) "
             "FROM marts.author_metrics WHERE as_of BETWEEN ? AND ?", [days[0], days[-1]]).fetchall()[0]
         return _result(con, "marts.author_metrics",
-                       ["source", "profile_name", "reported_h_index", "h_index_upper_bound", "h_index_implausible", "listing_incomplete"],
-                       h_index_implausible=flagged[0], listing_incomplete=flagged[1])
+                       ["source", "profile_name", "reported_h_index", "recomputed_h_index", "citation_coverage",
+                        "h_index_implausible", "listing_incomplete"],
+                       h_index_implausible=flagged[0], listing_incomplete=flagged[1], profiles_recomputed=flagged[2])
 
 
-@dg.asset(key=["marts", "citations"], deps=[["staging", "profiles"], ["enrichment", "openalex_works"], *CORE("author_profiles", "papers")],
+@dg.asset(key=["marts", "citations"],
+          deps=[["staging", "profiles"], ["enrichment", "openalex_works"],
+                *CORE("author_profiles", "papers", "paper_identifiers", "id_redirects")],
           kinds={"duckdb", "sql"}, **COMMON,
-          description="Citation counts over time with the change since the previous capture: per profile "
-          "(reported totals) and per paper (OpenAlex, when enriched). Rebuilt over the whole history, so a "
-          "backfill fills the series. SQL: sql/marts/citations.sql")
+          description="Citation counts over time with the change since the previous point: per profile "
+          "(reported totals) and per paper (OpenAlex, when enriched: the nightly totals, and the citations "
+          "received in each year from counts_by_year). Rebuilt over the whole history, so a backfill fills "
+          "the series. SQL: sql/marts/citations.sql")
 @transient_retries
 def citations(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:
         marts.build_citations(con)
-        return _result(con, "marts.citations", ["level", "source", "source_profile_id", "as_of", "citations", "change"])
+        by_measure = dict(con.execute("SELECT level || ':' || measure, count(*) FROM marts.citations GROUP BY 1 ORDER BY 1").fetchall())
+        return _result(con, "marts.citations", ["level", "measure", "source", "paper_id", "as_of", "year", "citations", "change"],
+                       rows_by_measure=dg.MetadataValue.json(by_measure))
 
 
 @dg.asset(key=["marts", "paper_scores"], deps=CORE("papers", "paper_listings"),

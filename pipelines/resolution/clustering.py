@@ -6,8 +6,11 @@ strongest first, and a merge of two clusters is refused when, taken as wholes, t
 
 - *cannot-link*: some member of one was vetoed against some member of the other (a content-word
   conflict between titles, two distinct names on one byline);
-- *exclusive labels*: both clusters carry a label of a kind that identifies an entity and the
-  labels differ (two arXiv ids, two DOIs, two ORCIDs);
+- *exclusive labels*: both clusters carry labels of a kind that identifies an entity and share
+  none of them (two arXiv ids, two DOIs, two ORCIDs). A merge the caller lets past one kind
+  (``union(..., ignore=...)``: one arXiv id ties a preprint to its journal versions, whatever their
+  DOIs) leaves that cluster with several labels of the kind; it then conflicts with a cluster that
+  shares none of them;
 - *one per group*: both clusters already hold a member of the same group (one-to-one linkage of
   clean sources: a DBLP record may join at most one Scholar record);
 - *span*: a numeric attribute whose range over the merged cluster would exceed a limit (the
@@ -72,15 +75,16 @@ class ConstrainedUnionFind:
         for a, b in pairs:
             self.add_cannot_link(a, b)
 
-    def conflict(self, ra: int, rb: int, *, spans: bool = True) -> str | None:
-        """Why roots ``ra`` and ``rb`` may not merge, or None (``spans=False``: ignore span limits)."""
+    def conflict(self, ra: int, rb: int, *, spans: bool = True, ignore: tuple[str, ...] = ()) -> str | None:
+        """Why roots ``ra`` and ``rb`` may not merge, or None (``spans=False``: ignore span limits;
+        ``ignore``: exclusive label kinds that may differ for this merge)."""
         if rb in self._cannot.get(ra, ()):
             return "cannot-link"
         la, lb = self._labels.get(ra), self._labels.get(rb)
         if la and lb:
             for kind, values in la.items():
                 other = lb.get(kind)
-                if other and other != values:
+                if other and other.isdisjoint(values) and kind not in ignore:
                     return f"different {kind}"
         if self._groups is not None:
             ga, gb = self._groups.get(ra), self._groups.get(rb)
@@ -94,15 +98,18 @@ class ConstrainedUnionFind:
             return "incompatible"
         return None
 
-    def union(self, a: int, b: int, *, spans: bool = True) -> bool:
+    def union(self, a: int, b: int, *, spans: bool = True, ignore: tuple[str, ...] = ()) -> bool:
         """Merge the clusters of ``a`` and ``b`` unless a constraint forbids it. True if merged now.
 
-        ``spans=False`` lets strong evidence (a shared identifier) exceed the span limits.
+        ``spans=False`` lets strong evidence (a shared identifier) exceed the span limits; ``ignore``
+        lets it join clusters whose labels of those kinds differ (both sets are kept).
         """
         ra, rb = self.find(a), self.find(b)
         if ra == rb:
             return False
-        if self.conflict(ra, rb, spans=spans) is not None:
+        # (``ignore`` only when given: subclasses that refine ``conflict`` need not know of it)
+        reason = self.conflict(ra, rb, spans=spans, ignore=ignore) if ignore else self.conflict(ra, rb, spans=spans)
+        if reason is not None:
             return False
         if self.size[ra] < self.size[rb]:
             ra, rb = rb, ra

@@ -8,7 +8,9 @@ How it works
 ------------
 1. **Identifiers.** Records with the same arXiv id (version suffix dropped; arXiv DOIs
    ``10.48550/arXiv.*`` count as arXiv ids) or the same DOI are one paper. Two *different*
-   arXiv ids or DOIs are never one paper, whatever the titles say.
+   arXiv ids are never one paper, whatever the titles say; nor are two different DOIs — unless
+   the records share an arXiv id: one arXiv id is one version family (a preprint and its
+   conference and journal versions), whose DOIs all belong to the paper.
 2. **Collapse.** Records with the same normalised title (at least three content words), year,
    arXiv id and DOI would match each other whatever else they carry (score ≥ 0.88, no
    constraint between them): they become one *node* up front (``title_exact``), carrying the
@@ -804,8 +806,10 @@ def _resolve_nodes(feats: _Features, diffs_cache: TitleDiffCache | None = None, 
         groups=feats.groups,
         spans={"year": (feats.years, MAX_YEAR_SPAN)},
     )
-    for i, j in id_edges.select("i", "j").iter_rows():
-        uf.union(i, j, spans=False)  # a shared identifier holds across any years
+    for i, j, method in id_edges.select("i", "j", "method").iter_rows():
+        # A shared identifier holds across any years; a shared arXiv id across differing DOIs too
+        # (one version family: the preprint's and the published versions' DOIs).
+        uf.union(i, j, spans=False, ignore=("DOI",) if method == "arxiv_id" else ())
     vetoed = scored.filter(pl.col("veto").is_not_null())
     uf.add_cannot_links(vetoed.select("i", "j").iter_rows())
     title_edges = (
@@ -886,6 +890,8 @@ def _review(feats: _Features, res: _Resolution, cluster_of: list[str]) -> pl.Dat
             (evidence_for if r["year_diff"] <= 1 else against).append(f"years {feats.years[i]} / {feats.years[j]}")
         if feats.arxiv[i] and feats.arxiv[j] and feats.arxiv[i] != feats.arxiv[j]:
             against.append(f"arXiv {feats.arxiv[i]} vs {feats.arxiv[j]}")
+        elif feats.doi[i] and feats.doi[j] and feats.doi[i] != feats.doi[j]:
+            against.append(f"DOI {feats.doi[i]} vs {feats.doi[j]}")
         left, right = (i, j) if ci < cj else (j, i)
         rows.append(
             {

@@ -89,6 +89,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     migrate_compression(con)
     for statement in schema_statements():
         con.execute(statement)
+    migrate_columns(con)
 
 
 def _split_top_level(body: str) -> list[str]:

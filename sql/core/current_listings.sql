@@ -19,7 +19,8 @@ chosen AS (
     GROUP BY l.listing_key
 )
 SELECT l.listing_id, l.listing_key, l.partition_date, l.source, l.source_profile_id, l.title, l.venue,
-       l.year, l.pub_date, l.category, l.byline_authors, l.byline_truncated, l.arxiv_id, c.first_seen
+       l.year, l.year_inferred, l.pub_date, l.category, l.has_code, l.byline_authors, l.byline_truncated,
+       l.arxiv_id, c.first_seen
 FROM staging.listings AS l
 JOIN chosen AS c USING (listing_id)
 ORDER BY l.listing_key;

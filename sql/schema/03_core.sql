@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS core.papers (
     pub_date          DATE,
     category          VARCHAR,
     arxiv_id          VARCHAR,
-    doi               VARCHAR,
+    doi               VARCHAR,            -- the primary DOI of core.paper_identifiers (journal DOI, else arXiv's)
     venue             VARCHAR,
     listings_count    INTEGER NOT NULL,
     profiles_count    INTEGER NOT NULL,
@@ -31,7 +31,33 @@ CREATE TABLE IF NOT EXISTS core.papers (
     authors_known     INTEGER NOT NULL,   -- distinct authors linked by any evidence
     byline_complete   BOOLEAN NOT NULL,   -- some evidence gives the full author list
     first_seen        DATE NOT NULL,
-    last_seen         DATE NOT NULL
+    last_seen         DATE NOT NULL,
+    has_code          BOOLEAN,            -- a listing shows the site's Code flag (NULL: no site shows the flag)
+    year_inferred     BOOLEAN             -- no listing shows the year: inferred from year-less dates
+);
+
+-- The crosswalk: every identifier of every paper, one row per (paper, scheme, value), with where it
+-- came from. A value names one paper (ambiguous ones are in core.identifier_rejects instead).
+CREATE TABLE IF NOT EXISTS core.paper_identifiers (
+    paper_id      VARCHAR NOT NULL,
+    scheme        VARCHAR NOT NULL,   -- 'arxiv' | 'doi' | 'openalex' | 'bzpeer_work' | 'scholarfeed_paper'
+    value         VARCHAR NOT NULL,   -- normalised: arXiv id without version, DOI bare lower case, W…, the site's id
+    versions      INTEGER[],          -- arXiv: every version seen (listings, arXiv's record)
+    sources       VARCHAR[] NOT NULL, -- who gave it: 'bzpeer' | 'scholarfeed' | 'arxiv' | 'openalex'
+    linked_by     VARCHAR NOT NULL,   -- the strongest link: 'page' | 'arxiv_id' | 'title' | 'derived'
+    is_primary    BOOLEAN NOT NULL,   -- the paper's one value of the scheme (core.papers.arxiv_id / doi)
+    first_seen    DATE NOT NULL,
+    last_seen     DATE NOT NULL
+);
+
+-- Identifier values that were turned down, and why: nothing is dropped silently.
+CREATE TABLE IF NOT EXISTS core.identifier_rejects (
+    scheme      VARCHAR NOT NULL,
+    value       VARCHAR NOT NULL,   -- as given
+    source      VARCHAR NOT NULL,   -- who gave it
+    reason      VARCHAR NOT NULL,   -- 'malformed' | 'not_verified' | 'ambiguous'
+    detail      VARCHAR NOT NULL,
+    paper_id    VARCHAR             -- the paper it would have named
 );
 
 CREATE TABLE IF NOT EXISTS core.paper_listings (
@@ -93,9 +119,9 @@ CREATE TABLE IF NOT EXISTS core.match_review (
 );
 
 CREATE TABLE IF NOT EXISTS core.id_redirects (
-    entity_type  VARCHAR NOT NULL,   -- 'paper' | 'author'
+    entity_type  VARCHAR NOT NULL,   -- 'paper' | 'author' | an identifier scheme ('openalex', 'bzpeer_work', 'scholarfeed_paper')
     old_id       VARCHAR NOT NULL,
     new_id       VARCHAR NOT NULL,
-    reason       VARCHAR NOT NULL,   -- 'merged' | 'override'
+    reason       VARCHAR NOT NULL,   -- 'merged' | 'override' | 'superseded' (an identifier the source replaced)
     redirected_on DATE NOT NULL
 );

@@ -24,21 +24,32 @@ CREATE TABLE IF NOT EXISTS marts.author_metrics (
     papers_held          INTEGER,            -- recomputed: papers the warehouse links to this author
     h_index_upper_bound  INTEGER,            -- min(reported papers, floor(sqrt(reported citations)))
     h_index_implausible  BOOLEAN NOT NULL,
-    listing_incomplete   BOOLEAN NOT NULL
+    listing_incomplete   BOOLEAN NOT NULL,
+    -- recomputed from the per-paper counts of the papers the warehouse attributes to the person
+    papers_with_citations  INTEGER,          -- papers held with a per-paper count as of as_of
+    citation_coverage      DOUBLE,           -- papers_with_citations / greatest(papers_held, reported_papers), 0-1
+    recomputed_citations   INTEGER,          -- sum of those counts
+    recomputed_h_index     INTEGER,          -- h-index of those counts
+    recomputed_i10_index   INTEGER,          -- papers with >= 10 of them
+    recomputed_source      VARCHAR,          -- where the per-paper counts come from ('openalex')
+    recomputed_as_of       DATE,             -- the newest per-paper count used
+    recomputed_h_index_bound INTEGER         -- the largest h the counts allow (papers without one count as unbounded); NULL below the coverage bar
 );
 
--- Grain: level × (source, source_profile_id | paper_id) × as_of.
+-- Grain: level × measure × (source, source_profile_id | paper_id) × (as_of | year).
 CREATE TABLE IF NOT EXISTS marts.citations (
     level               VARCHAR NOT NULL,   -- 'author' (a profile's reported total) | 'paper' (per-paper counts)
+    measure             VARCHAR NOT NULL,   -- 'total' (the count as of as_of) | 'in_year' (citations received during year)
     source              VARCHAR NOT NULL,   -- 'scholarfeed', 'openalex', ...
     source_profile_id   VARCHAR,
     author_id           VARCHAR,
     paper_id            VARCHAR,
-    as_of               DATE NOT NULL,
+    as_of               DATE NOT NULL,      -- 'in_year': the night of the record the yearly series comes from
+    year                INTEGER,            -- 'in_year' only: the calendar year counted
     citations           INTEGER NOT NULL,
-    previous_as_of      DATE,
-    previous_citations  INTEGER,
-    change              INTEGER,            -- citations - previous_citations (NULL for the first capture)
+    previous_as_of      DATE,               -- 'total' only
+    previous_citations  INTEGER,            -- the series' previous point (previous capture / previous year)
+    change              INTEGER,            -- citations - previous_citations (NULL for the first point)
     capture_id          VARCHAR             -- provenance (profile capture, or enrichment fetch)
 );
 
@@ -59,7 +70,9 @@ CREATE TABLE IF NOT EXISTS marts.paper_scores (
     new_terms              VARCHAR[],
     cold_start             BOOLEAN,
     novelty_score          DOUBLE,
-    method_version         VARCHAR NOT NULL
+    method_version         VARCHAR NOT NULL,
+    has_code               BOOLEAN,     -- core.papers.has_code
+    year_inferred          BOOLEAN      -- core.papers.year_inferred
 );
 
 -- Grain: author_id × source profile (one row per profile the author has; a single row with source NULL

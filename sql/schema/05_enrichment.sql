@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS enrichment.openalex_works (
     cited_by_count       INTEGER,
     counts_by_year       STRUCT(year INTEGER, cited_by_count INTEGER)[],
     authors_count        INTEGER,
+    author_names         VARCHAR[],          -- as printed (raw, else display name): checked against each listing before use
     is_authors_truncated BOOLEAN NOT NULL,
     fetched_at           TIMESTAMPTZ,
     matched_by           VARCHAR NOT NULL    -- 'arxiv_doi' (by 10.48550/arXiv.<id>) | 'title'
