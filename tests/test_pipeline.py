@@ -48,7 +48,8 @@ def test_demo_counts(demo_warehouse):
 def test_rerunning_a_partition_never_duplicates_rows(tmp_path):
     path = tmp_path / "wh.duckdb"
     assert build_warehouse(SAMPLES, path).success
-    first = {t: one(path, f"SELECT count(*) FROM {t}") for t in ("raw.page_captures", "staging.listings", "core.papers", "core.authors", "marts.author_metrics", "marts.collaboration_edges")}
+    first = {t: one(path, f"SELECT count(*) FROM {t}") for t in ("raw.page_captures", "staging.listings", "core.papers", "core.authors", "marts.author_metrics", "marts.collaboration_edges", "marts.nightly_summary")}
+    assert first["marts.nightly_summary"] == 1  # one row per night, replaced by a re-run
     ids = q(path, "SELECT listing_id, paper_id FROM core.paper_listings ORDER BY 1")
     authors = q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2")
     assert build_warehouse(SAMPLES, path).success
@@ -98,6 +99,12 @@ def test_a_second_night_keeps_ids_and_adds_history(tmp_path):
     assert one(path, "SELECT count(DISTINCT version) FROM cache.title_diffs") == 1
     assert one(path, "SELECT count(DISTINCT as_of) FROM marts.author_metrics") == 2
     assert one(path, "SELECT count(*) FROM marts.citations WHERE level = 'author' AND change = 0") == 3
+    # the nights side by side: what each landed, and the warehouse (and its review queue) after each
+    nights = q(path, "SELECT as_of::VARCHAR, pages, profiles, listings, rejects, papers, authors, "
+                     "review_paper_pairs + review_author_pairs FROM marts.nightly_summary ORDER BY as_of")
+    queue = one(path, "SELECT count(*) FROM core.match_review")
+    assert [n[:5] for n in nights] == [("2026-11-21", 5, 5, 48, 0), ("2026-11-22", 5, 5, 48, 0)]
+    assert nights[1][5:] == (len(papers), one(path, "SELECT count(*) FROM core.authors"), queue) and queue > 0
 
 
 def test_a_papers_abstract_and_reported_score_come_from_its_current_listings(tmp_path):

@@ -20,6 +20,7 @@ Reading the DDL, the dictionary and some source files costs a few milliseconds; 
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
@@ -97,8 +98,8 @@ def code_version(layer: str, table: str | None, module_file: str | None) -> str:
     if table:
         schema, name = table.split(".", 1)
         files += _files(f"sql/{schema}/{name}.sql")
-        files += [p for p in _files("sql/schema") if f" {table} " in p.read_text(encoding="utf-8")
-                  or f" {table}(" in p.read_text(encoding="utf-8")]
+        creates = re.compile(rf"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?{re.escape(table)}\b", re.I)
+        files += [p for p in _files("sql/schema") if creates.search(p.read_text(encoding="utf-8"))]
     return _digest(tuple(sorted(set(files))))
 
 

@@ -7,7 +7,8 @@ from pipelines.assets.common import WAREHOUSE_POOL, transient_retries
 from pipelines.partitions import daily_partitions, partition_dates
 from pipelines.resources import WarehouseResource
 
-MART_KEYS = [["marts", n] for n in ("author_metrics", "citations", "paper_scores", "author_scores", "collaboration_edges")]
+MART_KEYS = [["marts", n] for n in ("author_metrics", "citations", "paper_scores", "author_scores", "collaboration_edges",
+                                                     "nightly_summary")]
 CORE_KEYS = [["core", n] for n in ("papers", "paper_listings", "authors", "author_names", "author_profiles",
                                    "authorships", "match_review", "id_redirects")]
 
