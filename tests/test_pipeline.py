@@ -28,7 +28,8 @@ def test_definitions_load_with_the_documented_graph():
                   "core/papers", "core/paper_listings", "core/authors", "core/author_names",
                   "core/author_profiles", "core/authorships", "core/match_review", "core/id_redirects",
                   "marts/author_metrics", "marts/citations", "marts/paper_scores", "marts/author_scores",
-                  "marts/collaboration_edges", "exports/parquet", "exports/analytics_copy"):
+                  "marts/collaboration_edges", "marts/nightly_summary", "exports/parquet", "exports/analytics_copy",
+                  "exports/report"):
         assert table in keys, table
     schedule = defs.resolve_schedule_def("nightly_refresh_schedule")
     assert schedule.default_status.value == "RUNNING"
@@ -52,8 +53,18 @@ def test_rerunning_a_partition_never_duplicates_rows(tmp_path):
     assert first["marts.nightly_summary"] == 1  # one row per night, replaced by a re-run
     ids = q(path, "SELECT listing_id, paper_id FROM core.paper_listings ORDER BY 1")
     authors = q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2")
-    assert build_warehouse(SAMPLES, path).success
+    rerun = build_warehouse(SAMPLES, path)
+    assert rerun.success
     again = {t: one(path, f"SELECT count(*) FROM {t}") for t in first}
+    # the report asset's materialisation: where the page is, and the main charts as pictures for the UI
+    shown = {ev.materialization.asset_key.to_user_string(): ev.materialization.metadata
+             for ev in rerun.get_asset_materialization_events()}["exports/report"]
+    assert shown["path"].value == str(tmp_path / "exports" / SAMPLE_DATE / "report.html")
+    assert (tmp_path / "exports" / "latest" / "report.html").samefile(shown["path"].value)
+    pictures = [k for k in shown if k.startswith("chart: ")]
+    assert len(pictures) == 4 and all(shown[k].value.startswith("![") and "data:image/png;base64,iVBOR" in shown[k].value
+                                      for k in pictures)
+    assert shown["checks_not_passed"].value == 1  # the expected warning on marts/author_metrics
     assert again == first
     assert q(path, "SELECT listing_id, paper_id FROM core.paper_listings ORDER BY 1") == ids
     assert q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2") == authors
