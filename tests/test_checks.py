@@ -29,7 +29,7 @@ def test_definitions_have_gates_and_warnings_on_every_contract_table():
 
     graph = defs.resolve_asset_graph()
     suites = quality.load_suites()
-    assert len(suites) == 25  # 18 contract tables + 7 enrichment tables
+    assert len(suites) == 26  # 19 contract tables + 7 enrichment tables
     for table, suite in suites.items():
         key = dg.AssetKey(table.split("."))
         assert graph.has(key), f"{table} is not an asset"

@@ -155,6 +155,7 @@ def test_garbage_files_become_rejects_and_the_run_stays_green(tmp_path):
     # the same profile captured again that day, cut off mid-item: its complete items land, the cut one
     # is rejected, and the marts count the profile once (the complete capture)
     (captures / "recapture-cut.txt").write_bytes((SAMPLES / "003_5373d79505ae5ddf.txt").read_bytes()[:9000])
+    shutil.copy(SAMPLES / "003_5373d79505ae5ddf.txt.meta.json", captures / "recapture-cut.txt.meta.json")  # same page
     path = tmp_path / "wh.duckdb"
     result = build_warehouse(captures, path)
     assert result.success
