@@ -201,9 +201,9 @@ def citations_chart(report: Report, level: str):
         return _nothing(title, why)
     data = _dates(_top_series(frame).sort(["series", "as_of"]))
     return alt.Chart(data).mark_line(point=True).encode(
-        x=alt.X("as_of:T", title="night"), y=alt.Y("citations:Q", title="citations"),
+        x=alt.X("as_of:O", title="night", axis=alt.Axis(labelAngle=0, labelOverlap=True)), y=alt.Y("citations:Q", title="citations"),
         color=alt.Color("series:N", title=None, legend=alt.Legend(orient="right", labelLimit=260)),
-        tooltip=["series:N", "as_of:T", "citations:Q"]).properties(title=title, width=WIDTH, height=260)
+        tooltip=["series:N", "as_of:O", "citations:Q"]).properties(title=title, width=WIDTH, height=260)
 
 
 SCORE_LABELS = {"reported_novelty_pct": "reported Novelty %", "reported_ai_score": "reported AI Score",
@@ -271,10 +271,10 @@ def nights_chart(report: Report):
         pl.when(pl.col("series").str.starts_with("review")).then(pl.lit("review queue (pairs)"))
         .otherwise(pl.lit("rejects")).alias("panel"))
     return alt.Chart(_dates(lines)).mark_line(point=True).encode(
-        x=alt.X("as_of:T", title="night"), y=alt.Y("count:Q", title=None),
+        x=alt.X("as_of:O", title="night", axis=alt.Axis(labelAngle=0, labelOverlap=True)), y=alt.Y("count:Q", title=None),
         color=alt.Color("series:N", title=None, legend=alt.Legend(orient="right", labelLimit=240)),
         row=alt.Row("panel:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-        tooltip=["series:N", "as_of:T", "count:Q"],
+        tooltip=["series:N", "as_of:O", "count:Q"],
     ).resolve_scale(y="independent").properties(title=title, width=WIDTH, height=150)
 
 

@@ -24,7 +24,7 @@ CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-st
 # Playwright passes --headless (headless=True) and --user-data-dir (launch_persistent_context) itself.
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
-APT_TIMEOUT_S = 900
+APT_TIMEOUT_S = 700  # each apt-get call (at most three); the browser test allows 2400 s in all
 
 
 def _found() -> str | None:

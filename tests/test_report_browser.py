@@ -24,6 +24,9 @@ except ImportError:  # run from inside tests/
 
 from pipelines import report
 
+# Installing Debian's chromium on a fresh machine (apt-get) may take minutes: the default 600 s is not enough.
+pytestmark = pytest.mark.timeout(2400)
+
 # chart id -> (SVG mark class that must be there, at least how many)
 EXPECTED_MARKS = {
     "network": [("mark-symbol", 30), ("mark-rule", 30), ("mark-text", 12)],
