@@ -57,6 +57,8 @@ def find_or_install_chromium() -> tuple[str | None, str]:
     path = _found()
     if path:
         return path, "installed with apt-get"
+    if install.returncode == 0:
+        return None, f"apt-get installed chromium, but none of {', '.join(CANDIDATES)} is on PATH"
     last = (install.stderr or install.stdout).strip().splitlines()[-1:] or ["no output"]
     return None, f"apt-get install chromium failed (exit {install.returncode}): {last[0]}"
 
