@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test dev bench bench-resolution install clean
+.PHONY: demo test dev screenshots bench bench-resolution install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,8 +25,13 @@ demo: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# The UI and the daemon (schedules, backfills, run queue), through the project's [tool.dg] settings.
 dev: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dg dev -h 127.0.0.1 -p 3000
+
+# Re-take docs/*.png: two demo nights in a temporary instance, the UI and the report in headless Chromium.
+screenshots: $(STAMP)
+	$(BIN)/python scripts/screenshots.py
 
 # Not part of `make test`: generates 1k/10k/100k-profile corpora and times every stage (long).
 bench: $(STAMP)

@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 import dagster as dg
 
 from pipelines import quality
-from pipelines.assets.common import WAREHOUSE_POOL
+from pipelines.assets.common import WAREHOUSE_POOL, table
 from pipelines.resources.great_expectations import GreatExpectationsResource
 from pipelines.resources.warehouse import WarehouseResource
 
@@ -152,7 +152,8 @@ def _log(context, report: quality.ValidationReport) -> None:
 
 def check_result(asset_key: dg.AssetKey, report: quality.ValidationReport) -> dg.AssetCheckResult:
     """A report as an AssetCheckResult: totals, a table of every rule, and per failed expectation
-    its rule, what it protects, the unexpected count and a sample of offending rows."""
+    its rule, what it protects, the unexpected count and a sample of offending rows (in the markdown,
+    and as a table: ``offending rows #<rule>``)."""
     failed = report.failed
     metadata: dict[str, object] = {
         "expectations": len(report.outcomes),
@@ -166,6 +167,9 @@ def check_result(asset_key: dg.AssetKey, report: quality.ValidationReport) -> dg
     for outcome in failed[:MAX_FAILURES_SHOWN]:
         metadata[f"failed #{outcome.rule.index}: {outcome.rule.label}"] = dg.MetadataValue.md(
             quality.outcome_markdown(outcome))
+        if outcome.sample is not None and outcome.sample.height:
+            # the same rows as a table the UI draws (sortable, typed columns)
+            metadata[f"offending rows #{outcome.rule.index}"] = table(outcome.sample, quality.SAMPLE_ROWS)
     if len(failed) > MAX_FAILURES_SHOWN:
         metadata["failures_not_shown"] = len(failed) - MAX_FAILURES_SHOWN
     description = (

@@ -7,6 +7,13 @@ Environment (all optional):
 The run is recorded in $DAGSTER_HOME (the Makefile points it at .dagster_home/), so it shows
 in the UI (`make dev`) next to scheduled runs and backfills.
 
+What it prints: where it reads and writes, then — once the run is over — its summary: the night's
+rows, rejects and values with an issue, row counts, the checks (a failed gate is a failure, a failed
+warning is a warning: a finding about the data that never stops the night) and where the warehouse,
+the exports and the report are. Dagster's step-by-step log (hundreds of lines) goes to a file,
+``$DAGSTER_HOME/demo.log`` (beside the warehouse without DAGSTER_HOME), not to the terminal; where
+that file cannot be written, the log stays on the terminal.
+
 Exit status: 0 when the run succeeded, 1 when it failed, 2 when it could not start (a date that is
 not a partition, a missing captures folder). Whatever went wrong is said in one line on stderr,
 starting with ``error:`` — the failed step and its cause (``disk full: ... No space left on device``),
@@ -17,11 +24,14 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Iterator
 
 import dagster as dg
 
-from pipelines import failures, runs, warehouse
+from pipelines import failures, report, runs, warehouse
 from pipelines.definitions import defs
 from pipelines.partitions import START_DATE, daily_partitions
 from pipelines.resources import CapturesFolderResource, WarehouseResource
@@ -43,6 +53,38 @@ def demo_date() -> str:
         raise CannotStart(f"SCHOLARHOUSE_DATE={day} is not a partition: it is {when}; "
                           f"capture dates run from {START_DATE} to {last}")
     return day
+
+
+def log_path(wh: WarehouseResource) -> Path:
+    home = os.environ.get("DAGSTER_HOME")
+    return (Path(home) if home else wh.resolved_path().parent) / "demo.log"
+
+
+@contextmanager
+def output_to(path: Path) -> Iterator[Path | None]:
+    """Everything written to the terminal meanwhile (file descriptors 1 and 2: Dagster's log, library
+    warnings) goes to ``path`` instead. Yields None, and changes nothing, when the file cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(path, "w", encoding="utf-8")
+    except OSError:
+        yield None
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    try:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        yield path
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+        log.close()
 
 
 def error(line: str) -> None:
@@ -71,7 +113,13 @@ def _main() -> int:
         raise CannotStart(f"captures folder not found: {source.resolved_path()}")
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     job = defs.resolve_job_def("nightly_refresh")
-    result = job.execute_in_process(partition_key=partition, instance=instance, raise_on_error=False)
+    log = log_path(wh)
+    print(f"  log:       {log}\n\nrunning every step of nightly_refresh for {partition} "
+          f"(follow it: tail -f {log}) ...", flush=True)
+    with output_to(log) as logged:
+        result = job.execute_in_process(partition_key=partition, instance=instance, raise_on_error=False)
+    if logged is None:
+        print(f"(the log could not be written to {log}: it is above)")
     cause = None if result.success else (runs.run_failure_cause(result.all_events) or "the run failed")
     try:
         _summary(wh, partition, result)
@@ -80,7 +128,8 @@ def _main() -> int:
             raise
         print(f"\n(no summary: {failures.explain(exc).line})")
     if cause is not None:
-        print("\nthe run FAILED — its log is above, and in the UI (make dev)", file=sys.stderr)
+        where = f"in {log}" if logged else "above"
+        print(f"\nthe run FAILED — its full log is {where}, and in the UI (make dev)", file=sys.stderr)
         error(f"run {result.run_id} failed: {cause}")
         return 1
     return 0
@@ -114,10 +163,12 @@ def _summary(wh: WarehouseResource, partition: str, result) -> None:
         print(f"  {table:<{width}}  {n:>8}")
     for line in _check_summary(result):
         print(line)
-    extras = [("exports", wh.exports_dir / "latest"), ("analytics copy", wh.analytics_path)]
+    extras = [("exports", wh.exports_dir / "latest"), ("report", wh.exports_dir / partition / report.REPORT_FILE),
+              ("analytics copy", wh.analytics_path)]
+    print()
     for label, path in extras:
         if path.exists():
-            print(f"\n{label}: {path}")
+            print(f"{label + ':':<16}{path}")
     print(f"\nwarehouse: {wh.resolved_path()}")
     print("query it: .venv/bin/python -c \"import duckdb; print(duckdb.connect('"
           f"{wh.analytics_path if wh.analytics_path.exists() else wh.resolved_path()}', read_only=True)"
@@ -125,17 +176,28 @@ def _summary(wh: WarehouseResource, partition: str, result) -> None:
 
 
 def _check_summary(result) -> list[str]:
+    """The checks in words: a failed gate (ERROR) is a failure that stopped what was downstream of it; a
+    failed warning (WARN) is a finding about the data, reported while the night went on."""
     lines = []
     evaluations = [
         ev.event_specific_data for ev in result.all_events if ev.event_type_value == "ASSET_CHECK_EVALUATION"
     ]
     if not evaluations:
         return lines
-    failed = [e for e in evaluations if not e.passed]
-    lines.append(f"\nchecks: {len(evaluations) - len(failed)} passed, {len(failed)} failed")
-    for e in failed:
-        severity = getattr(e.severity, "value", e.severity)
-        lines.append(f"  {severity}: {e.asset_key.to_user_string()} · {e.check_name}")
+    def severity(e) -> str:
+        return getattr(e.severity, "value", str(e.severity))
+    failures = [e for e in evaluations if not e.passed and severity(e) != "WARN"]
+    warnings = [e for e in evaluations if not e.passed and severity(e) == "WARN"]
+    passed = len(evaluations) - len(failures) - len(warnings)
+    lines.append(f"\nchecks: {passed} passed, {len(warnings)} warning{'s' * (len(warnings) != 1)}, "
+                 f"{len(failures)} failed")
+    for e in failures:
+        lines.append(f"  FAILED   {e.asset_key.to_user_string()} · {e.check_name}: {e.description or ''}".rstrip(": "))
+    for e in warnings:
+        lines.append(f"  warning  {e.asset_key.to_user_string()} · {e.check_name}: {e.description or ''}".rstrip(": "))
+    if warnings:
+        lines.append("  (a warning is a finding about the data — an impossible reported h-index, an incomplete "
+                     "listing —\n   reported and kept; it never stops the night. The UI shows the offending rows.)")
     return lines
 
 

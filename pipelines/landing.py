@@ -90,8 +90,10 @@ ISSUE_SCHEMA = {
     "parser_version": pl.String,
 }
 
-# The fetch of a body that staging parses, among the partition's fetches of that body.
-_PARSED_FETCH_ORDER = "url, coalesce(source_file, '')"
+# The fetch of a body that staging parses, among the partition's fetches of that body: one that says
+# which page it is (a site URL, from the crawl or a sidecar) before a bare file (its file:// URI), so
+# a copy of a captured page without a sidecar never takes the page's place; then by url and file.
+_PARSED_FETCH_ORDER = "starts_with(url, 'file:'), url, coalesce(source_file, '')"
 
 
 def short_hash(*parts: object, length: int = 16) -> str:

@@ -65,6 +65,11 @@ def build_collaboration_edges(con: duckdb.DuckDBPyConnection) -> int:
     return _insert_sql(con, "marts.collaboration_edges", "marts/collaboration_edges", {"max_authors": MAX_AUTHORS_FOR_EDGES})
 
 
+def build_nightly_summary(con: duckdb.DuckDBPyConnection, as_of: date) -> int:
+    return _insert_sql(con, "marts.nightly_summary", "marts/nightly_summary", {"as_of": as_of},
+                       where="as_of = ?", where_params=[as_of])
+
+
 def build_author_scores(con: duckdb.DuckDBPyConnection) -> int:
     return _insert_sql(con, "marts.author_scores", "marts/author_scores", {"method_version": METHOD_VERSION})
 
@@ -111,4 +116,5 @@ def build_marts(con: duckdb.DuckDBPyConnection, as_of: date, *, timer=None) -> d
         counts["marts.paper_scores"] = build_paper_scores(con).height
         counts["marts.author_scores"] = build_author_scores(con)
         counts["marts.collaboration_edges"] = build_collaboration_edges(con)
+        counts["marts.nightly_summary"] = build_nightly_summary(con, as_of)
     return counts

@@ -117,6 +117,15 @@ def export_tables(con: duckdb.DuckDBPyConnection, exports_dir: Path, as_of: date
     return {"path": str(dated), "version_dir": str(final), **manifest}
 
 
+def export_folder(exports_dir: Path, as_of: date) -> Path:
+    """The directory ``exports/<as_of>`` points to (a version directory), for files added beside the
+    tables after the export (the nightly report). Raises FileNotFoundError when the date has no export."""
+    dated = Path(exports_dir) / as_of.isoformat()
+    if not dated.exists():
+        raise FileNotFoundError(f"no export for {as_of}: {dated} does not exist (the exports/parquet step writes it)")
+    return Path(os.path.realpath(dated))
+
+
 def _prune(exports_dir: Path) -> None:
     """Keep the versions a symlink points to, plus the newest KEEP_VERSIONS; drop the rest."""
     versions = exports_dir / ".versions"

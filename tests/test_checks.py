@@ -29,7 +29,7 @@ def test_definitions_have_gates_and_warnings_on_every_contract_table():
 
     graph = defs.resolve_asset_graph()
     suites = quality.load_suites()
-    assert len(suites) == 27  # 20 contract tables + 7 enrichment tables
+    assert len(suites) == 28  # 21 contract tables + 7 enrichment tables
     for table, suite in suites.items():
         key = dg.AssetKey(table.split("."))
         assert graph.has(key), f"{table} is not an asset"
@@ -201,6 +201,11 @@ def test_a_failed_gate_stops_everything_downstream_in_the_same_run(tmp_path):
     assert "unexpected: 2 of 4 rows" in detail
     assert "| a1 |" in detail  # the offending rows, as a markdown table
     assert "partition(s): 2026-11-21" in detail
+    # ... and as a table the UI draws: typed columns, one record per offending row
+    rows = meta["offending rows #1"]
+    assert isinstance(rows, dg.TableMetadataValue)
+    assert "listing_id" in [c.name for c in rows.schema.columns]
+    assert sorted(r.data["listing_id"] for r in rows.records) == ["a1", "a1"]
 
 
 def test_a_gate_on_core_catches_an_authorship_without_its_paper(tmp_path):
@@ -262,6 +267,8 @@ def test_a_failed_warning_reports_but_does_not_stop_the_run(tmp_path):
     assert not warning.passed and warning.severity == dg.AssetCheckSeverity.WARN
     detail = warning.metadata["failed #7: expect_column_values_to_be_in_set(h_index_implausible)"].value
     assert "Yucheng Ding" in detail and "| 39 |" in detail
+    [offending] = warning.metadata["offending rows #7"].records
+    assert (offending.data["profile_name"], offending.data["reported_h_index"]) == ("Yucheng Ding", 39)
     assert "exports/parquet" in _materialized(result)
 
 
@@ -272,7 +279,7 @@ def test_check_results_summarise_a_passing_report():
     result = check_result(dg.AssetKey(["core", "id_redirects"]), report)
     assert result.passed and result.check_name == GATES and result.severity == dg.AssetCheckSeverity.ERROR
     assert result.metadata["expectations_failed"].value == 0
-    assert not any(k.startswith("failed #") for k in result.metadata)
+    assert not any(k.startswith(("failed #", "offending rows")) for k in result.metadata)
 
 
 # =============================================================================== the real pipeline

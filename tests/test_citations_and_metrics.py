@@ -45,10 +45,11 @@ def fetched(con, night: date, openalex_id: str, cited: int, by_year: list[tuple[
 
 def profile(con, night: date, profile_id: str, author_id: str, *, h: int | None, papers: int | None,
             citations: int | None) -> None:
-    con.execute("INSERT INTO staging.profiles (capture_id, partition_date, source, source_profile_id, captured_at, name, "
-                "h_index, declared_papers, citations, listed_items, truncated, parser_version) "
-                "VALUES (?, ?, 'scholarfeed', ?, now(), ?, ?, ?, ?, 0, false, 't')",
-                [f"c-{profile_id}-{night}", night, profile_id, f"Person {profile_id}", h, papers, citations])
+    con.execute("INSERT INTO staging.profiles (capture_id, fetch_id, partition_date, source, source_profile_id, captured_at, "
+                "name, h_index, declared_papers, citations, listed_items, truncated, parser_version) "
+                "VALUES (?, ?, ?, 'scholarfeed', ?, now(), ?, ?, ?, ?, 0, false, 't')",
+                [f"c-{profile_id}-{night}", f"f-{profile_id}-{night}", night, profile_id, f"Person {profile_id}", h, papers,
+                 citations])
     con.execute("INSERT INTO core.author_profiles SELECT 'scholarfeed', ?, ?, NULL, 'algorithm', ? "
                 "WHERE NOT EXISTS (SELECT 1 FROM core.author_profiles WHERE source_profile_id = ?)",
                 [profile_id, author_id, night, profile_id])

@@ -14,7 +14,13 @@ def test_bundled_samples_have_sidecars(samples_dir):
     caps = list(FolderSource(samples_dir).iter_captures(DAY))
     assert len(caps) == 5
     assert {c.captured_at for c in caps} == {datetime(2026, 11, 21, tzinfo=timezone.utc)}
-    assert all(c.content_type == "text/plain" and c.url.startswith("file://") for c in caps)
+    assert all(c.content_type == "text/plain" for c in caps)
+    # the pages' own URLs, never this clone's file paths (they would land in raw, the marts and the exports)
+    assert sorted(c.url for c in caps) == [
+        "https://www.bzpeer.com/authors/daning-cheng", "https://www.bzpeer.com/authors/yunquan-zhang",
+        "https://www.scholarfeed.org/author/1000001", "https://www.scholarfeed.org/author/1000002",
+        "https://www.scholarfeed.org/author/1000003"]
+    assert not any(c.issues for c in caps)
 
 
 def test_defaults_without_sidecar_and_html_content_type(tmp_path):

@@ -67,7 +67,7 @@ def overrides_for(wh: Path) -> tuple[str, dict]:
         f'[[merge]]\nentity = "author"\nids = ["{author_pair[0]}", "{author_pair[1]}"]\n\n'
         f'[[merge]]\nentity = "paper"\nids = ["{paper_pair[0]}", "{paper_pair[1]}"]\n\n'
         f'[[split]]\nentity = "paper"\nid = "{dynatrain}"\ntitles = ["{title}"]\n\n'
-        f'[[assign_profile]]\nsource = "scholarfeed"\nsource_profile_id = "name:yucheng-ding"\nauthor_id = "{yuchen}"\n'
+        f'[[assign_profile]]\nsource = "scholarfeed"\nsource_profile_id = "1000001"\nauthor_id = "{yuchen}"\n'
     )
     return text, {"author_merge": author_pair, "paper_merge": paper_pair, "split": dynatrain, "assigned_to": yuchen}
 
@@ -104,4 +104,4 @@ def test_overrides_hold_on_every_night(tmp_path, monkeypatch, incremental):
     assert str(redirects[("author", loser)][2]) == NIGHTS[0]      # redirected once, on the first night
     assert len({p for (_, p, _) in snap["listings"] if p in ids["paper_merge"]}) == 1
     assert ids["split"] not in {p for (_, p, _) in snap["listings"]}
-    assert ("scholarfeed", "name:yucheng-ding", ids["assigned_to"], "override") in snap["profiles"]
+    assert ("scholarfeed", "1000001", ids["assigned_to"], "override") in snap["profiles"]

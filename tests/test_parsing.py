@@ -95,8 +95,10 @@ def test_bzpeer_profiles(name):
         novelty_pct=None, ai_score=None, truncated=False, **BZPEER_PROFILES[name],
     )
     assert result.profile == expected
-    # The samples carry no URL, so the profile id falls back to the slug of the name.
-    assert result.source_profile_id == "name:" + expected["name"].lower().replace(" ", "-")
+    # The samples' sidecars carry the page URL (/authors/<slug>): the profile id is its slug ...
+    assert result.source_profile_id == expected["name"].lower().replace(" ", "-")
+    # ... and without a URL it falls back to the slug of the name
+    assert parse_sample(name, url=None).source_profile_id == "name:" + expected["name"].lower().replace(" ", "-")
 
 
 SCHOLARFEED_PROFILES = {

@@ -29,7 +29,8 @@ def test_definitions_load_with_the_documented_graph():
                   "core/author_profiles", "core/authorships", "core/match_review", "core/id_redirects",
                   "core/paper_identifiers", "core/identifier_rejects",
                   "marts/author_metrics", "marts/citations", "marts/paper_scores", "marts/author_scores",
-                  "marts/collaboration_edges", "exports/parquet", "exports/analytics_copy"):
+                  "marts/collaboration_edges", "marts/nightly_summary", "exports/parquet", "exports/analytics_copy",
+                  "exports/report"):
         assert table in keys, table
     schedule = defs.resolve_schedule_def("nightly_refresh_schedule")
     assert schedule.default_status.value == "RUNNING"
@@ -49,11 +50,22 @@ def test_demo_counts(demo_warehouse):
 def test_rerunning_a_partition_never_duplicates_rows(tmp_path):
     path = tmp_path / "wh.duckdb"
     assert build_warehouse(SAMPLES, path).success
-    first = {t: one(path, f"SELECT count(*) FROM {t}") for t in ("raw.page_captures", "staging.listings", "core.papers", "core.authors", "marts.author_metrics", "marts.collaboration_edges")}
+    first = {t: one(path, f"SELECT count(*) FROM {t}") for t in ("raw.page_captures", "staging.listings", "core.papers", "core.authors", "marts.author_metrics", "marts.collaboration_edges", "marts.nightly_summary")}
+    assert first["marts.nightly_summary"] == 1  # one row per night, replaced by a re-run
     ids = q(path, "SELECT listing_id, paper_id FROM core.paper_listings ORDER BY 1")
     authors = q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2")
-    assert build_warehouse(SAMPLES, path).success
+    rerun = build_warehouse(SAMPLES, path)
+    assert rerun.success
     again = {t: one(path, f"SELECT count(*) FROM {t}") for t in first}
+    # the report asset's materialisation: where the page is, and the main charts as pictures for the UI
+    shown = {ev.materialization.asset_key.to_user_string(): ev.materialization.metadata
+             for ev in rerun.get_asset_materialization_events()}["exports/report"]
+    assert shown["path"].value == str(tmp_path / "exports" / SAMPLE_DATE / "report.html")
+    assert (tmp_path / "exports" / "latest" / "report.html").samefile(shown["path"].value)
+    pictures = [k for k in shown if k.startswith("chart: ")]
+    assert len(pictures) == 4 and all(shown[k].value.startswith("![") and "data:image/png;base64,iVBOR" in shown[k].value
+                                      for k in pictures)
+    assert shown["checks_not_passed"].value == 1  # the expected warning on marts/author_metrics
     assert again == first
     assert q(path, "SELECT listing_id, paper_id FROM core.paper_listings ORDER BY 1") == ids
     assert q(path, "SELECT source, source_profile_id, author_id FROM core.author_profiles ORDER BY 1, 2") == authors
@@ -99,6 +111,12 @@ def test_a_second_night_keeps_ids_and_adds_history(tmp_path):
     assert one(path, "SELECT count(DISTINCT version) FROM cache.title_diffs") == 1
     assert one(path, "SELECT count(DISTINCT as_of) FROM marts.author_metrics") == 2
     assert one(path, "SELECT count(*) FROM marts.citations WHERE level = 'author' AND change = 0") == 3
+    # the nights side by side: what each landed, and the warehouse (and its review queue) after each
+    nights = q(path, "SELECT as_of::VARCHAR, pages, profiles, listings, rejects, papers, authors, "
+                     "review_paper_pairs + review_author_pairs FROM marts.nightly_summary ORDER BY as_of")
+    queue = one(path, "SELECT count(*) FROM core.match_review")
+    assert [n[:5] for n in nights] == [("2026-11-21", 5, 5, 48, 0), ("2026-11-22", 5, 5, 48, 0)]
+    assert nights[1][5:] == (len(papers), one(path, "SELECT count(*) FROM core.authors"), queue) and queue > 0
 
 
 def test_a_papers_abstract_and_reported_score_come_from_its_current_listings(tmp_path):
@@ -138,6 +156,7 @@ def test_garbage_files_become_rejects_and_the_run_stays_green(tmp_path):
     # the same profile captured again that day, cut off mid-item: its complete items land, the cut one
     # is rejected, and the marts count the profile once (the complete capture)
     (captures / "recapture-cut.txt").write_bytes((SAMPLES / "003_5373d79505ae5ddf.txt").read_bytes()[:9000])
+    shutil.copy(SAMPLES / "003_5373d79505ae5ddf.txt.meta.json", captures / "recapture-cut.txt.meta.json")  # same page
     path = tmp_path / "wh.duckdb"
     result = build_warehouse(captures, path)
     assert result.success

@@ -18,7 +18,7 @@ CONTRACT_TABLES = [
     "core.author_names", "core.author_profiles",
     "core.authorships", "core.match_review", "core.id_redirects",
     "marts.author_metrics", "marts.citations", "marts.paper_scores", "marts.author_scores",
-    "marts.collaboration_edges",
+    "marts.collaboration_edges", "marts.nightly_summary",
     "enrichment.arxiv_works", "enrichment.arxiv_title_searches", "enrichment.openalex_works",
     "enrichment.openalex_authors", "enrichment.author_lists", "enrichment.arxiv_rejects", "enrichment.openalex_rejects",
 ]
@@ -216,7 +216,7 @@ def test_suite_names_only_existing_tables_and_columns(contract, table):
     suite = quality.load_suites()[table]
     assert suite.table in columns
     every_contract_column = set().union(*columns.values())
-    partitioned = table.startswith(("raw.", "staging.", "enrichment.")) or table == "marts.author_metrics"
+    partitioned = table.startswith(("raw.", "staging.", "enrichment.")) or table in ("marts.author_metrics", "marts.nightly_summary")
     assert suite.partitioned == partitioned
     for batch in suite.batches.values():
         # The query binds against the contract (DuckDB rejects unknown tables and columns).

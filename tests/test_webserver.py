@@ -197,3 +197,35 @@ def test_ui_shows_the_nightly_schedule_running(webserver):
     for tick in ticks:
         assert time.gmtime(tick)[3:6] == (2, 0, 0)  # 02:00:00 UTC
     assert ticks[1] - ticks[0] == 24 * 3600
+
+
+DESCRIBED_NODES = """
+{ assetNodes {
+    assetKey { path } opVersion
+    owners { __typename ... on TeamAssetOwner { team } }
+    tags { key value }
+    internalFreshnessPolicy { __typename ... on CronFreshnessPolicy { deadlineCron lowerBoundDeltaSeconds timezone } }
+    metadataEntries { label __typename
+        ... on TableSchemaMetadataEntry { schema { columns { name type description constraints { nullable } } } } }
+} }
+"""
+
+
+def test_ui_shows_column_schemas_owners_code_versions_and_freshness(webserver):
+    """What an asset page shows before anything ran: the columns (from the DDL, with the data
+    dictionary's meanings), who owns it, its code version, tags and when it is due."""
+    graphql, _repository = webserver
+    nodes = {"/".join(n["assetKey"]["path"]): n for n in graphql(DESCRIBED_NODES)["assetNodes"]}
+    for key, node in nodes.items():
+        assert node["owners"] and node["owners"][0]["__typename"] == "TeamAssetOwner", key
+        assert node["opVersion"], key
+        assert {"layer", "audience"} <= {t["key"] for t in node["tags"]}, key
+        policy = node["internalFreshnessPolicy"]
+        assert policy["__typename"] == "CronFreshnessPolicy" and policy["deadlineCron"] == "0 8 * * *", key
+        schemas = [e for e in node["metadataEntries"] if e["label"] == "dagster/column_schema"]
+        assert bool(schemas) == (not key.startswith("exports/")), key
+    columns = {c["name"]: c for c in next(e for e in nodes["marts/author_metrics"]["metadataEntries"]
+                                          if e["label"] == "dagster/column_schema")["schema"]["columns"]}
+    flag = columns["h_index_implausible"]
+    assert flag["type"] == "BOOLEAN" and flag["constraints"]["nullable"] is False
+    assert "h_index_upper_bound" in flag["description"]

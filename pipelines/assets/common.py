@@ -71,3 +71,18 @@ def preview(frame: pl.DataFrame, columns: list[str] | None = None, rows: int = 5
     header = "| " + " | ".join(frame.columns) + " |\n| " + " | ".join("---" for _ in frame.columns) + " |\n"
     body = "".join("| " + " | ".join(cell(v) for v in row) + " |\n" for row in frame.iter_rows())
     return dg.MetadataValue.md(header + body)
+
+
+def _cell_value(value: object) -> object:
+    """A value a TableRecord holds (str, int, float, bool or None); anything else as its text."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def table(frame: pl.DataFrame, rows: int = 10) -> dg.MetadataValue:
+    """A frame as a table the UI draws (sortable columns, each with its type), at most ``rows`` rows."""
+    frame = frame.head(rows)
+    schema = dg.TableSchema(columns=[dg.TableColumn(name, str(dtype)) for name, dtype in frame.schema.items()])
+    records = [dg.TableRecord({k: _cell_value(v) for k, v in row.items()}) for row in frame.iter_rows(named=True)]
+    return dg.MetadataValue.table(records=records, schema=schema)

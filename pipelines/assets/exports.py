@@ -1,13 +1,16 @@
-"""exports layer: Parquet for apps and a read-only analytics copy for analysts."""
+"""exports layer: Parquet for apps, a read-only analytics copy for analysts, and the nightly report."""
+
+import base64
 
 import dagster as dg
 
-from pipelines import publish
+from pipelines import publish, report
 from pipelines.assets.common import WAREHOUSE_POOL, transient_retries
 from pipelines.partitions import daily_partitions, partition_dates
 from pipelines.resources import WarehouseResource
 
-MART_KEYS = [["marts", n] for n in ("author_metrics", "citations", "paper_scores", "author_scores", "collaboration_edges")]
+MART_KEYS = [["marts", n] for n in ("author_metrics", "citations", "paper_scores", "author_scores", "collaboration_edges",
+                                                     "nightly_summary")]
 CORE_KEYS = [["core", n] for n in ("papers", "paper_identifiers", "identifier_rejects", "paper_listings", "authors",
                                    "author_names", "author_profiles", "authorships", "match_review", "id_redirects")]
 
@@ -42,3 +45,49 @@ def analytics_copy(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
         pass
     info = publish.publish_analytics_copy(warehouse_db.resolved_path(), warehouse_db.analytics_path)
     return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(info["path"]), "bytes": info["bytes"]})
+
+
+def _night_checks(context: dg.AssetExecutionContext) -> list[report.CheckResult]:
+    """The check results of this run so far: every check of the tables the report is built from."""
+    results = {}
+    for entry in context.instance.all_logs(context.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION):
+        e = entry.dagster_event.event_specific_data
+        results[(e.asset_key.to_user_string(), e.check_name)] = report.CheckResult(
+            asset=e.asset_key.to_user_string(), check=e.check_name, passed=e.passed,
+            severity=getattr(e.severity, "value", str(e.severity)), description=e.description or "")
+    return [results[k] for k in sorted(results)]
+
+
+REPORT_CHART_TITLES = {"network": "Collaboration network", "citations_authors": "Citations over the nights",
+                       "scores_relation": "Our novelty against the sites' scores",
+                       "nights": "Rejects and the review queue over the nights"}
+
+
+@dg.asset(key=["exports", "report"], deps=[["exports", "parquet"], *MART_KEYS, *CORE_KEYS], group_name="exports",
+          partitions_def=daily_partitions, pool=WAREHOUSE_POOL, kinds={"html", "duckdb"},
+          description="The nightly report: one self-contained HTML page (readable offline) beside the night's "
+          "export, warehouse/exports/<date>/report.html (and so exports/latest/report.html): the collaboration "
+          "network, citation growth, reported and computed scores, rejects and the review queue over the nights, "
+          "and the night's check results. Its materialisation shows the main charts here (pipelines/report.py).")
+@transient_retries
+def nightly_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    day = max(partition_dates(context))
+    with warehouse_db.connect(read_only=True) as con:
+        data = report.gather(con, day, _night_checks(context))
+    folder = publish.export_folder(warehouse_db.exports_dir, day)
+    info = report.write(data, folder, code_version=publish.code_version())
+    latest = warehouse_db.exports_dir / "latest" / report.REPORT_FILE
+    pictures = {
+        f"chart: {REPORT_CHART_TITLES[name]}": dg.MetadataValue.md(
+            f"![{REPORT_CHART_TITLES[name]}](data:image/png;base64,{base64.b64encode(image).decode()})")
+        for name, image in info["pngs"].items()
+    }
+    failed = [c for c in data.checks if not c.passed]
+    return dg.MaterializeResult(metadata={
+        "path": dg.MetadataValue.path(str(warehouse_db.exports_dir / day.isoformat() / report.REPORT_FILE)),
+        "latest": dg.MetadataValue.path(str(latest)),
+        "bytes": info["bytes"],
+        "charts": len(info["charts"]),
+        "checks_not_passed": len(failed),
+        **pictures,
+    })

@@ -94,3 +94,19 @@ def collaboration_edges(context: dg.AssetExecutionContext, warehouse_db: Warehou
     with warehouse_db.connect() as con:
         marts.build_collaboration_edges(con)
         return _result(con, "marts.collaboration_edges", ["author_a", "author_b", "papers_count", "first_year", "last_year"])
+
+
+@dg.asset(key=["marts", "nightly_summary"],
+          deps=[["raw", "page_captures"], ["staging", "profiles"], ["staging", "listings"], ["staging", "rejects"],
+                ["staging", "quality_issues"], *CORE("papers", "authors", "match_review"), ["marts", "collaboration_edges"]],
+          kinds={"duckdb", "sql"}, **COMMON,
+          description="One row per night: what it landed (pages, profiles, listings, rejects, values with an issue) "
+          "and what the warehouse held after it (papers, authors, the review queue by entity, collaboration edges). "
+          "The nightly report draws the nights from it. SQL: sql/marts/nightly_summary.sql")
+@transient_retries
+def nightly_summary(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse_db.connect() as con:
+        for day in partition_dates(context):
+            marts.build_nightly_summary(con, day)
+        return _result(con, "marts.nightly_summary",
+                       ["as_of", "pages", "profiles", "rejects", "review_paper_pairs", "review_author_pairs"])

@@ -99,3 +99,21 @@ CREATE TABLE IF NOT EXISTS marts.collaboration_edges (
     paper_ids     VARCHAR[] NOT NULL,
     evidence      VARCHAR[] NOT NULL   -- 'byline' (both named on one byline), 'profile' (a profile owner and a byline name), 'arxiv', 'openalex'
 );
+
+-- Grain: as_of (one row per partition date the marts were built for): what the night landed and what
+-- the warehouse held after it. The nightly report draws the rejects and the review queue over the nights
+-- from it: core.match_review is replaced every night, so its size has no history anywhere else.
+CREATE TABLE IF NOT EXISTS marts.nightly_summary (
+    as_of                DATE NOT NULL,
+    pages                INTEGER NOT NULL,   -- raw.page_captures rows of the night (fetches)
+    profiles             INTEGER NOT NULL,   -- staging.profiles rows of the night
+    listings             INTEGER NOT NULL,
+    rejects              INTEGER NOT NULL,
+    quality_issues       INTEGER NOT NULL,
+    papers               INTEGER NOT NULL,   -- core.papers after the night's run
+    authors              INTEGER NOT NULL,
+    review_paper_pairs   INTEGER NOT NULL,   -- core.match_review rows after the night's run
+    review_author_pairs  INTEGER NOT NULL,
+    collaboration_edges  INTEGER NOT NULL,
+    built_at             TIMESTAMPTZ NOT NULL
+);
