@@ -138,6 +138,8 @@ def dictionary_sections(text: str) -> dict[str, str]:
         level = len(m.group(1))
         end = next((j for j in range(i + 1, len(lines))
                     if (h := _HEADING.match(lines[j])) and len(h.group(1)) <= level), len(lines))
+        if m.group(2) in sections:
+            raise ValueError(f"docs/warehouse.md has two sections for {m.group(2)}")
         sections[m.group(2)] = "\n".join(lines[i + 1:end])
     return sections
 

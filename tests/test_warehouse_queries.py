@@ -23,6 +23,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pipelines import catalog
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "warehouse.md"
 SCHEMA_DIR = ROOT / "sql" / "schema"
@@ -33,7 +35,6 @@ EXPECTED_QUERIES = 12
 _CREATE_TABLE = re.compile(r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\.(\w+)\s*\((.*?)\n\s*\)\s*;", re.I | re.S)
 _CONSTRAINT = re.compile(r"^(PRIMARY|UNIQUE|CONSTRAINT|CHECK|FOREIGN)\b", re.I)
 _COLUMN_ROW = re.compile(r"^\|\s*`(\w+)`\s*\|\s*`([^`]+)`\s*\|\s*([^|]*)\|")
-_TABLE_HEADING = re.compile(r"^(#{2,4})\s+`(\w+\.\w+)`\s*$")
 _QUERY_HEADING = re.compile(r"^###\s+(\d+)\.\s+(\S.*)$")
 _SQL_BLOCK = re.compile(r"```sql\n(.*?)```", re.S)
 _MARKER = re.compile(r"^--\s*expect:\s*(rows|empty-ok)\b\s*(.*)$")
@@ -68,33 +69,10 @@ def doc_text() -> str:
     return DOC.read_text(encoding="utf-8")
 
 
-def _without_code_blocks(lines: list[str]) -> list[str]:
-    """The lines with fenced code blocks blanked, so a '#' comment in a block is never a heading."""
-    out, fenced = [], False
-    for line in lines:
-        if line.startswith("```"):
-            fenced = not fenced
-            out.append("")
-            continue
-        out.append("" if fenced else line)
-    return out
-
-
 def table_sections(text: str) -> dict[str, str]:
-    """``{"schema.table": section text}`` for every heading that is just a backticked table name;
-    a section runs to the next heading of the same or a higher level."""
-    lines = _without_code_blocks(text.splitlines())
-    sections: dict[str, str] = {}
-    for i, line in enumerate(lines):
-        m = _TABLE_HEADING.match(line)
-        if not m:
-            continue
-        level = len(m.group(1))
-        end = next((j for j in range(i + 1, len(lines))
-                    if re.match(r"^(#{1,%d})\s" % level, lines[j])), len(lines))
-        assert m.group(2) not in sections, f"two sections for {m.group(2)}"
-        sections[m.group(2)] = "\n".join(lines[i + 1:end])
-    return sections
+    """``{"schema.table": section text}``: the dictionary's sections as the UI's column schemas read
+    them (one reader for both)."""
+    return catalog.dictionary_sections(text)
 
 
 def documented_columns(section: str) -> dict[str, tuple[str, str]]:
