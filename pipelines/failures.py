@@ -86,8 +86,9 @@ def one_line(text: str, limit: int = MAX_LINE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc`` and every exception chained to it (cause or context), each once, outermost first."""
+def chain(exc, links: tuple[str, str] = ("__cause__", "__context__")) -> Iterator:
+    """``exc`` and every error chained to it through ``links`` (an exception's cause and context;
+    ``("cause", "context")`` for the error a run recorded), each once, outermost first."""
     seen: set[int] = set()
     todo = [exc]
     while todo:
@@ -96,7 +97,7 @@ def chain(exc: BaseException) -> Iterator[BaseException]:
             continue
         seen.add(id(current))
         yield current
-        todo.extend([current.__cause__, current.__context__])
+        todo.extend(getattr(current, link) for link in links)
 
 
 def _message(exc: BaseException) -> str:

@@ -79,16 +79,7 @@ log = logging.getLogger(__name__)
 
 def _messages(error) -> list[str]:
     """A recorded error's messages, outermost first (a SerializableErrorInfo keeps the chain)."""
-    out, seen = [], set()
-    todo = [error]
-    while todo:
-        current = todo.pop(0)
-        if current is None or id(current) in seen:
-            continue
-        seen.add(id(current))
-        out.append(current.message)
-        todo.extend([current.cause, current.context])
-    return out
+    return [current.message for current in failures.chain(error, ("cause", "context"))]
 
 
 def _interrupted(error) -> bool:
