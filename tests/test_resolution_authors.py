@@ -199,6 +199,28 @@ def test_a_rare_name_needs_less_evidence_than_a_common_one():
     assert author["xa"] == author["xb"]
 
 
+def test_a_rare_full_name_with_agreeing_venue_and_years_is_one_person():
+    """A rare full name plus evidence that, taken together, leans one way (the same journals in
+    the same years, other co-authors, no affiliation recorded) is one person: a move between
+    groups must not split a career. The same pattern under a name that many people carry is not
+    enough."""
+    rows = []
+    for k in range(12):  # twelve people called Wei Wang, each with their own co-author and journal
+        rows.append({"mention_id": f"w{k:02d}", "name": "Wei Wang", "paper_id": f"wp{k}", "coauthors": [f"Co{k} Author"],
+                     "venue": f"Journal {k}", "year": 2000 + k})
+    rows += [
+        {"mention_id": "wa", "name": "Wei Wang", "paper_id": "wa", "coauthors": ["Ann Lee"], "venue": "Astrophys.J.", "year": 2009},
+        {"mention_id": "wb", "name": "Wei Wang", "paper_id": "wb", "coauthors": ["Bob Ray"], "venue": "Astrophys.J.", "year": 2010},
+        {"mention_id": "ja", "name": "Junfeng Okafor", "paper_id": "ja", "coauthors": ["Eric Feigelson"], "venue": "Astrophys.J.",
+         "title": "X-ray study of triggered star formation", "year": 2009},
+        {"mention_id": "jb", "name": "Junfeng Okafor", "paper_id": "jb", "coauthors": ["Giuseppina Fabbiano"],
+         "venue": "Astrophys.J.", "title": "Chandra imaging of the circumnuclear region of NGC 4151", "year": 2010},
+    ]
+    author = author_of(match_authors(mentions(rows)))
+    assert author["ja"] == author["jb"]
+    assert author["wa"] != author["wb"]
+
+
 def test_identical_names_with_shared_coauthor_or_paper_are_one_person():
     frame = mentions(
         [
