@@ -111,6 +111,29 @@ def test_profile_owner_and_own_byline_entry_on_one_paper():
     assert author["o"] == author["b2"] != author["b1"]
 
 
+def test_two_entries_of_one_byline_behind_a_truncated_coauthor_list_are_two_people():
+    """An author signs a paper once: two byline mentions of one paper are one person only when two
+    sites show the paper. From one source (or none named, as in a benchmark's signatures) they are
+    two entries of one byline, even when each one's co-author list stops at a collaboration's
+    first names and so does not show the other."""
+    first_fifty = [f"Author{k:02d}, A." for k in range(50)]
+    frame = mentions(
+        [
+            {"mention_id": "a", "name": "Wang, Zheng", "paper_id": "p1", "coauthors": first_fifty},
+            {"mention_id": "b", "name": "Wang, Z.Y.", "paper_id": "p1", "coauthors": first_fifty},
+            {"mention_id": "c", "name": "Wang, Zheng", "paper_id": "p2", "coauthors": first_fifty, "source": "scholarfeed"},
+            {"mention_id": "d", "name": "Wang, Z.Y.", "paper_id": "p2", "coauthors": first_fifty, "source": "scholarfeed"},
+            # One byline seen on two sites: the same authorship read twice.
+            {"mention_id": "e", "name": "Yunquan Zhang", "paper_id": "p3", "coauthors": ["Hao Lin"], "source": "scholarfeed"},
+            {"mention_id": "f", "name": "Y. Zhang", "paper_id": "p3", "coauthors": ["Hao Lin"], "source": "openalex"},
+        ]
+    )
+    author = author_of(match_authors(frame))
+    assert author["a"] != author["b"]
+    assert author["c"] != author["d"]
+    assert author["e"] == author["f"]
+
+
 def test_owner_compatible_with_two_co_listed_names_is_ambiguous():
     frame = mentions(
         [

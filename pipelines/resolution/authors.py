@@ -108,6 +108,7 @@ class _Mentions:
     coauthor_keys: list[frozenset[str]]  # surname + first initial
     coauthor_full: list[frozenset[str]]  # "given family" of co-authors written with a full given name
     owner: list[bool]
+    source: list[str | None]
     profile: list[str | None]
     orcid: list[str | None]
     openalex: list[str | None]
@@ -182,6 +183,7 @@ def _prepare(mentions: pl.DataFrame, on_paper: dict[str, tuple[set[str], dict[st
         coauthor_keys=coauthor_keys,
         coauthor_full=coauthor_full,
         owner=owners,
+        source=df["source"].to_list(),
         profile=profiles,
         orcid=[normalize_orcid(v) for v in df["orcid"].to_list()],
         openalex=[normalize_openalex_id(v) for v in df["openalex_id"].to_list()],
@@ -252,6 +254,18 @@ def _co_listed(m: _Mentions, i: int, j: int) -> bool:
     if m.owner[i] or m.owner[j] or not m.folded[i] or not m.folded[j]:
         return False
     return m.folded[i] in m.coauthor_names[j] and m.folded[j] in m.coauthor_names[i]
+
+
+def _one_record(m: _Mentions, i: int, j: int) -> bool:
+    """Two byline mentions of one paper that cannot be one authorship read twice: neither is a
+    profile owner, and no two different sources list them. An author signs a paper once, so two
+    byline mentions on it are one person only when two sites show the paper (a site writes its
+    byline one way); from one source, or none named (a benchmark's signatures), they are two
+    entries of one byline, even when a truncated co-author list (a collaboration's first 50
+    names) hides that each is among the other's co-authors."""
+    if m.owner[i] or m.owner[j]:
+        return False
+    return not (m.source[i] and m.source[j] and m.source[i] != m.source[j])
 
 
 def _same_paper_candidates(m: _Mentions) -> pl.DataFrame:
@@ -485,8 +499,14 @@ def _resolve(m: _Mentions, model: AuthorModel) -> _AuthorResolution:
     for i, j in candidates.iter_rows():
         if not m.names[i] or not m.names[j]:
             continue
-        if _co_listed(m, i, j) and m.folded[i] != m.folded[j]:
+        one_record = _one_record(m, i, j)
+        if (_co_listed(m, i, j) or one_record) and m.folded[i] != m.folded[j]:
             uf.add_cannot_link(i, j)
+            continue
+        if one_record:
+            # The very same name twice on one record: two namesakes of one byline, or the entry
+            # repeated. Not forbidden (in a collaboration's 3,000-name byline a hard constraint
+            # on every such pair fragments each namesake's clustering), not merged: the linkage weighs it.
             continue
         if name_compatibility(m.names[i], m.names[j]) > 0:
             compatible.setdefault(i, []).append(j)

@@ -46,6 +46,8 @@ _WORDS = (
 ).split()
 _ACRONYMS = {"large language model": "LLM", "graph neural network": "GNN", "reinforcement learning": "RL", "mixture of experts": "MoE"}
 _GENERIC = ["Editorial", "Introduction", "Preface", "Book Review"]
+# The sites whose listings show a paper's byline (a second listing of one paper is on another site).
+LISTING_SITES = ("scholarfeed", "openalex")
 
 
 def _person_name(rng: random.Random, chinese: bool) -> tuple[str, str]:
@@ -229,8 +231,8 @@ def synthetic_mentions(seed: int = 7, n_groups: int = 120) -> tuple[pl.DataFrame
             paper_id = f"paper{paper_no}"
             paper_no += 1
             title, year = _title(rng), rng.randint(2012, 2026)
-            # Each paper is seen on one or two listings; each listing writes names its own way.
-            for _listing in range(rng.choice([1, 1, 2])):
+            # Each paper is seen on one or two sites' listings; each writes names its own way.
+            for site in LISTING_SITES[: rng.choice([1, 1, 2])]:
                 names = []
                 for person in authors:
                     given, family, chinese = persons[person]
@@ -241,7 +243,8 @@ def synthetic_mentions(seed: int = 7, n_groups: int = 120) -> tuple[pl.DataFrame
                 shown = names[:3]  # the byline a listing shows
                 for k, person in enumerate(authors[:3]):
                     others = [x for x in shown if x != shown[k]]
-                    add(person, shown[k], paper_id, others, title, year, orcid=orcids.get(person) if rng.random() < 0.3 else None)
+                    add(person, shown[k], paper_id, others, title, year, source=site,
+                        orcid=orcids.get(person) if rng.random() < 0.3 else None)
             # Owners whose profile lists this paper.
             for person in authors:
                 for site in profiles.get(person, []):
