@@ -29,6 +29,7 @@ from pipelines.resolution.incremental import (
 )
 from pipelines.resolution.incremental_papers import PAPER_STATE_SCHEMA, resolve_papers_incrementally
 from pipelines.resolution.review import REVIEW_SCHEMA
+from pipelines.resolution.runtime import MatchOptions
 from pipelines.resolution.papers import TITLE_DIFF_SCHEMA, TitleDiffCache
 from pipelines.textnorm import match_key, normalize_text
 
@@ -100,6 +101,7 @@ def build_core(
     paper_state_review: pl.DataFrame | None = None,
     identifier_evidence: identifiers.IdentifierEvidence | None = None,
     timer: StageTimer | None = None,
+    options: MatchOptions | None = None,
 ) -> CoreTables:
     """listings/profiles: staging rows of the partitions in the window (several nights allowed). Only
     the newest row of each listing key is resolved, so the warehouse path reads just those, with a
@@ -123,7 +125,11 @@ def build_core(
     (``pipelines/identifiers.py``): DOIs join the paper matcher's evidence, and the crosswalk
     (``core.paper_identifiers``), its rejects and the identifier redirects are built from it. Without
     it, the listings' own arXiv ids (and the DOIs derived from them) are all there is.
+
+    options (optional): how the matchers run — worker processes, the author batch, whether a night
+    may be incremental (``runtime.MatchOptions``, from the settings); the defaults are the settings'.
     """
+    options = options or MatchOptions()
     redirects = redirects.select(["entity_type", *REDIRECT_SCHEMA]) if redirects.height else pl.DataFrame(
         schema={"entity_type": pl.String, **REDIRECT_SCHEMA})
     latest, owners = latest_listings(listings, profiles)
@@ -137,7 +143,7 @@ def build_core(
     del title_diffs
     with timer.stage("resolve_papers", rows=records.height):
         paper_night = resolve_papers_incrementally(records, paper_state, paper_state_review, title_diffs=diffs_cache,
-                                                   full_reason=scheduled_full(today))
+                                                   full_reason=scheduled_full(today), options=options)
     del paper_state, paper_state_review
     paper_match, paper_review = paper_night.assignments, paper_night.review
     # The next run's cache; the earlier runs' diffs are let go here, unless only a subset was
@@ -226,7 +232,8 @@ def build_core(
     )
     with timer.stage("resolve_authors", rows=collapsed.height):
         author_night = resolve_authors_incrementally(collapsed.drop("group"), author_state, author_state_review,
-                                                     model=author_model, full_reason=scheduled_full(today))
+                                                     model=author_model, full_reason=scheduled_full(today),
+                                                     options=options)
     author_match, author_review = author_night.assignments, author_night.review
     group_to_cluster = collapsed.select("group", "mention_id").join(
         author_match.select("mention_id", cluster="author_id", a_method="method", a_score="score"), on="mention_id")
@@ -472,7 +479,8 @@ def resolution_window_end(con, run_date: date) -> date:
     return max(run_date, latest) if latest else run_date
 
 
-def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: StageTimer | None = None) -> tuple[CoreTables, date]:
+def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: StageTimer | None = None,
+                         options: MatchOptions | None = None) -> tuple[CoreTables, date]:
     """The core step: read staging (and enrichment) up to the window's end, resolve, and replace
     the core tables in one transaction. Returns the tables and the window's end."""
     timer = timer or StageTimer()
@@ -509,7 +517,7 @@ def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: St
         redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
         title_diffs=title_diffs, author_state=author_state, author_state_review=author_state_review,
         author_model=author_model, paper_state=paper_state, paper_state_review=paper_state_review,
-        identifier_evidence=identifier_evidence, timer=timer,
+        identifier_evidence=identifier_evidence, timer=timer, options=options,
     )
     with timer.stage("core_write"):
         write_core(con, core, until)

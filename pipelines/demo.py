@@ -1,9 +1,10 @@
 """``make demo``: materialise the whole asset graph for one partition and say what it built.
 
-Environment (all optional):
+Environment (all optional; every setting: README.md, "Configuration", or pipelines/settings.py):
   SCHOLARHOUSE_CAPTURES   folder of captures (default: the bundled samples)
   SCHOLARHOUSE_WAREHOUSE  DuckDB file (default: warehouse/scholarhouse.duckdb)
   SCHOLARHOUSE_DATE       partition / capture date, YYYY-MM-DD (default: today, UTC)
+The settings are read once, as it starts (a bad value is refused, naming the variable).
 The run is recorded in $DAGSTER_HOME (the Makefile points it at .dagster_home/), so it shows
 in the UI (`make dev`) next to scheduled runs and backfills.
 
@@ -15,7 +16,7 @@ the exports and the report are. Dagster's step-by-step log (hundreds of lines) g
 that file cannot be written, the log stays on the terminal.
 
 Exit status: 0 when the run succeeded, 1 when it failed, 2 when it could not start (a date that is
-not a partition, a missing captures folder). Whatever went wrong is said in one line on stderr,
+not a partition, a bad setting, a missing captures folder). Whatever went wrong is said in one line on stderr,
 starting with ``error:`` — the failed step and its cause (``disk full: ... No space left on device``),
 never a bare traceback.
 """
@@ -25,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
@@ -34,19 +35,24 @@ import dagster as dg
 from pipelines import failures, report, runs, warehouse
 from pipelines.definitions import defs
 from pipelines.partitions import START_DATE, daily_partitions
-from pipelines.resources import CapturesFolderResource, WarehouseResource
+from pipelines.resources import WarehouseResource
+from pipelines.settings import Settings, SettingsError
 
 
 class CannotStart(Exception):
     """The demo cannot run as asked; the message says why, in one line."""
 
 
-def demo_date() -> str:
-    raw = os.environ.get("SCHOLARHOUSE_DATE") or datetime.now(timezone.utc).date().isoformat()
+def read_settings() -> Settings:
     try:
-        day = date.fromisoformat(raw).isoformat()
-    except ValueError:
-        raise CannotStart(f"SCHOLARHOUSE_DATE must be YYYY-MM-DD, got {raw!r}") from None
+        return Settings.from_env()
+    except SettingsError as exc:
+        raise CannotStart(str(exc)) from None
+
+
+def demo_date(settings: Settings | None = None) -> str:
+    settings = settings or read_settings()
+    day = (settings.demo_date or datetime.now(timezone.utc).date()).isoformat()
     if not daily_partitions.has_partition_key(day):
         last = daily_partitions.get_last_partition_key()
         when = "after today (UTC)" if day > (last or "") else f"before the first partition, {START_DATE}"
@@ -55,9 +61,8 @@ def demo_date() -> str:
     return day
 
 
-def log_path(wh: WarehouseResource) -> Path:
-    home = os.environ.get("DAGSTER_HOME")
-    return (Path(home) if home else wh.resolved_path().parent) / "demo.log"
+def log_path(settings: Settings) -> Path:
+    return (settings.dagster_home or settings.warehouse.parent) / "demo.log"
 
 
 @contextmanager
@@ -103,17 +108,17 @@ def main() -> int:
 
 
 def _main() -> int:
-    partition = demo_date()
-    source = CapturesFolderResource()
+    settings = read_settings()
+    partition = demo_date(settings)
     wh = WarehouseResource()
     print(f"scholarhouse demo — partition {partition}")
-    print(f"  captures:  {source.resolved_path()}")
-    print(f"  warehouse: {wh.resolved_path()}")
-    if not source.resolved_path().is_dir():
-        raise CannotStart(f"captures folder not found: {source.resolved_path()}")
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    print(f"  captures:  {settings.captures}")
+    print(f"  warehouse: {settings.warehouse}")
+    if not settings.captures.is_dir():
+        raise CannotStart(f"captures folder not found: {settings.captures}")
+    instance = dg.DagsterInstance.get() if settings.dagster_home else dg.DagsterInstance.ephemeral()
     job = defs.resolve_job_def("nightly_refresh")
-    log = log_path(wh)
+    log = log_path(settings)
     print(f"  log:       {log}\n\nrunning every step of nightly_refresh for {partition} "
           f"(follow it: tail -f {log}) ...", flush=True)
     with output_to(log) as logged:
@@ -122,7 +127,7 @@ def _main() -> int:
         print(f"(the log could not be written to {log}: it is above)")
     cause = None if result.success else (runs.run_failure_cause(result.all_events) or "the run failed")
     try:
-        _summary(wh, partition, result)
+        _summary(wh, settings, partition, result)
     except Exception as exc:  # noqa: BLE001 - a failed run may have left no readable warehouse
         if cause is None:
             raise
@@ -135,11 +140,11 @@ def _main() -> int:
     return 0
 
 
-def _summary(wh: WarehouseResource, partition: str, result) -> None:
-    if not wh.resolved_path().exists():
-        print(f"\n(no warehouse at {wh.resolved_path()}: nothing to summarise)")
+def _summary(wh: WarehouseResource, settings: Settings, partition: str, result) -> None:
+    if not settings.warehouse.exists():
+        print(f"\n(no warehouse at {settings.warehouse}: nothing to summarise)")
         return
-    with warehouse.connect(wh.resolved_path(), read_only=True) as con:
+    with wh.connect(read_only=True) as con:  # the resource's own path: its lock wait, its memory limit
         counts = warehouse.row_counts(con)
         rejects = con.execute(
             "SELECT reason, count(*) FROM staging.rejects WHERE partition_date = ? GROUP BY 1 ORDER BY 1", [partition]
@@ -163,15 +168,16 @@ def _summary(wh: WarehouseResource, partition: str, result) -> None:
         print(f"  {table:<{width}}  {n:>8}")
     for line in _check_summary(result):
         print(line)
-    extras = [("exports", wh.exports_dir / "latest"), ("report", wh.exports_dir / partition / report.REPORT_FILE),
-              ("analytics copy", wh.analytics_path)]
+    extras = [("exports", settings.exports_dir / "latest"),
+              ("report", settings.exports_dir / partition / report.REPORT_FILE),
+              ("analytics copy", settings.analytics_path)]
     print()
     for label, path in extras:
         if path.exists():
             print(f"{label + ':':<16}{path}")
-    print(f"\nwarehouse: {wh.resolved_path()}")
+    print(f"\nwarehouse: {settings.warehouse}")
     print("query it: .venv/bin/python -c \"import duckdb; print(duckdb.connect('"
-          f"{wh.analytics_path if wh.analytics_path.exists() else wh.resolved_path()}', read_only=True)"
+          f"{settings.analytics_path if settings.analytics_path.exists() else settings.warehouse}', read_only=True)"
           ".sql('select * from core.papers limit 5'))\"")
 
 

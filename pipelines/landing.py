@@ -457,7 +457,8 @@ def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageT
 
 
 def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pages: int = BATCH_PAGES,
-                    shard_pages: int | None = None, work_dir: Path | None = None) -> dict:
+                    shard_pages: int | None = None, work_dir: Path | None = None,
+                    workers: int | None = None) -> dict:
     """Replace the partition's staging rows: copy unchanged pages' rows, parse the others, all
     written in one transaction. The three steps the staging asset runs as separate Dagster steps
     (:func:`plan_parse`, :func:`parse_shard` per shard, :func:`write_staging`), in one process."""
@@ -468,7 +469,8 @@ def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pa
         parsed = []
         for shard in plan["shards"]:
             with timer.stage("parse", rows=shard["pages"]):
-                parsed.append(parse_shard(shard, batch_pages=batch_pages))
+                parsed.append(parse_shard(shard, batch_pages=batch_pages,
+                                          workers=parse_workers(shard["pages"], batch_pages, workers)))
         with timer.stage("land"):
             written = write_staging(con, day, parsed)
     return {"pages_parsed": plan["pages_to_parse"], "pages_unchanged_reused": plan["pages_unchanged_reused"], **written}
@@ -494,11 +496,10 @@ _PAGES_TO_PARSE = f"""
 
 
 def shard_size(configured: int | None = None) -> int:
-    """Pages per parse shard: SCHOLARHOUSE_PARSE_SHARD_PAGES, else SHARD_PAGES."""
+    """Pages per parse shard: ``configured`` (the setting SCHOLARHOUSE_PARSE_SHARD_PAGES), else SHARD_PAGES."""
     if configured:
         return max(1, int(configured))
-    env = os.environ.get("SCHOLARHOUSE_PARSE_SHARD_PAGES")
-    return max(1, int(env)) if env else SHARD_PAGES
+    return SHARD_PAGES
 
 
 def plan_parse(con, day: date, work_dir: Path, *, shard_pages: int | None = None) -> dict:
@@ -533,7 +534,8 @@ def plan_parse(con, day: date, work_dir: Path, *, shard_pages: int | None = None
 
 def parse_shard(shard: dict, *, batch_pages: int = BATCH_PAGES, workers: int | None = None) -> dict:
     """Parse one shard's pages (batches of ``batch_pages``; a process pool when the shard holds more
-    than one batch) and write its profiles/listings/rejects next to it as Parquet. No warehouse."""
+    than one batch) and write its profiles/listings/rejects next to it as Parquet. No warehouse.
+    ``workers``: the parse processes (by default :func:`parse_workers`' choice)."""
     source = Path(shard["path"])
     pages = shard["pages"]
     workers = parse_workers(pages, batch_pages) if workers is None else workers
@@ -619,10 +621,10 @@ def _sql_path(path: Path) -> str:
     return str(path).replace("'", "''")
 
 
-def parse_workers(pages: int, batch_pages: int) -> int:
+def parse_workers(pages: int, batch_pages: int, configured: int | None = None) -> int:
     """Worker processes for parsing: one per core when there is more than one batch of pages
-    (starting a worker costs about a second of imports). SCHOLARHOUSE_PARSE_WORKERS overrides."""
-    configured = os.environ.get("SCHOLARHOUSE_PARSE_WORKERS")
+    (starting a worker costs about a second of imports). ``configured`` (the setting
+    SCHOLARHOUSE_PARSE_WORKERS) overrides."""
     if configured:
         return max(1, int(configured))
     return min(os.cpu_count() or 1, 8) if pages > batch_pages else 1

@@ -74,7 +74,8 @@ def build_author_scores(con: duckdb.DuckDBPyConnection) -> int:
     return _insert_sql(con, "marts.author_scores", "marts/author_scores", {"method_version": METHOD_VERSION})
 
 
-def paper_scores_frame(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+def paper_scores_frame(con: duckdb.DuckDBPyConnection, *, novelty_window: int | None | str = "default") -> pl.DataFrame:
+    """``novelty_window``: the setting ``SCHOLARHOUSE_NOVELTY_WINDOW`` (see ``score_paper_novelty``)."""
     papers = warehouse.read_frame(con, "SELECT paper_id, title, abstract, category, year, pub_date FROM core.papers")
     # The score a listing shows now: its current row's, like every other paper field (the core
     # step's rule, sql/core/current_listings.sql: the newest night, then the smallest listing_id);
@@ -89,22 +90,23 @@ def paper_scores_frame(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         WHERE listing_score IS NOT NULL
         GROUP BY paper_id
     """)
-    scores = score_paper_novelty(papers)
+    scores = score_paper_novelty(papers, window=novelty_window)
     # What the pages say about the paper, carried through (core.papers): the site's Code flag, and
     # whether the year the score is grouped by was inferred from year-less dates.
     flags = warehouse.read_frame(con, "SELECT paper_id, has_code, year_inferred FROM core.papers")
     return scores.join(reported, on="paper_id", how="left").join(flags, on="paper_id", how="left")
 
 
-def build_paper_scores(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    frame = paper_scores_frame(con)
+def build_paper_scores(con: duckdb.DuckDBPyConnection, *, novelty_window: int | None | str = "default") -> pl.DataFrame:
+    frame = paper_scores_frame(con, novelty_window=novelty_window)
     columns = warehouse.table_columns(con, "marts.paper_scores")
     frame = frame.select([c for c in columns if c in frame.columns])
     warehouse.replace_slice(con, [("marts.paper_scores", frame)])
     return frame
 
 
-def build_marts(con: duckdb.DuckDBPyConnection, as_of: date, *, timer=None) -> dict[str, int]:
+def build_marts(con: duckdb.DuckDBPyConnection, as_of: date, *, timer=None,
+                novelty_window: int | None | str = "default") -> dict[str, int]:
     """Every mart, in dependency order (what `make bench` times; the assets run them one by one)."""
     from pipelines.profiling import StageTimer
 
@@ -113,7 +115,7 @@ def build_marts(con: duckdb.DuckDBPyConnection, as_of: date, *, timer=None) -> d
     with timer.stage("marts"):
         counts["marts.author_metrics"] = build_author_metrics(con, as_of)
         counts["marts.citations"] = build_citations(con)
-        counts["marts.paper_scores"] = build_paper_scores(con).height
+        counts["marts.paper_scores"] = build_paper_scores(con, novelty_window=novelty_window).height
         counts["marts.author_scores"] = build_author_scores(con)
         counts["marts.collaboration_edges"] = build_collaboration_edges(con)
         counts["marts.nightly_summary"] = build_nightly_summary(con, as_of)

@@ -136,17 +136,19 @@ def _prune(exports_dir: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def publish_analytics_copy(source: Path, target: Path) -> dict:
+def publish_analytics_copy(source: Path, target: Path, *, memory_limit: str = warehouse.DUCKDB_MEMORY_LIMIT) -> dict:
     """Copy the whole warehouse file to ``target`` (for read-only use), swapped in atomically.
 
     Runs in the warehouse pool, so no writer is open: the file is checkpointed and a plain file
     copy is a consistent snapshot (far cheaper than re-inserting every row). If a write-ahead log
-    is present (a writer died mid-run), the copy goes through DuckDB instead, which replays it.
+    is present (a writer died mid-run), the copy goes through DuckDB instead, which replays it —
+    opened like every warehouse connection (``warehouse.connect``: waiting out another process's
+    lock, with the ``memory_limit`` setting).
     """
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     try:
         if Path(f"{source}.wal").exists():
-            with duckdb.connect(str(source), read_only=True, config=warehouse.duckdb_config()) as con:
+            with warehouse.connect(source, read_only=True, memory_limit=memory_limit) as con:
                 con.execute(f"ATTACH '{tmp}' AS analytics_copy (READ_WRITE)")
                 con.execute("COPY FROM DATABASE " + _current_database(con) + " TO analytics_copy")
                 con.execute("DETACH analytics_copy")

@@ -55,6 +55,7 @@ from dagster._core.storage.runs import SqliteRunStorage
 from dagster._utils import interrupts
 
 from pipelines import failures
+from pipelines.settings import Settings
 
 UNFINISHED = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
 
@@ -68,7 +69,6 @@ WORKER_EVENTS = (
 )
 IN_PROCESS_EVENT = "Executing steps in process"
 
-DEFAULT_POOL_WAIT_TIMEOUT_S = 6 * 3600
 GUARD_POLL_S = 2.0
 
 log = logging.getLogger(__name__)
@@ -327,8 +327,8 @@ _ACTIVE: dict[str, RunGuard] = {}  # run id → the guard of that run in this pr
 
 
 def pool_wait_timeout_from_env() -> float:
-    raw = os.environ.get("SCHOLARHOUSE_POOL_WAIT_TIMEOUT", "").strip()
-    return float(raw) if raw else DEFAULT_POOL_WAIT_TIMEOUT_S
+    """The setting ``SCHOLARHOUSE_POOL_WAIT_TIMEOUT`` (read as a run starts: the executor is the edge)."""
+    return Settings.one_from_env("pool_wait_timeout_s")
 
 
 def start_guard(instance: dg.DagsterInstance, run_id: str, *, wait_timeout_s: float,

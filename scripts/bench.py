@@ -41,6 +41,8 @@ sys.path.insert(0, str(ROOT))
 from pipelines import core_build, landing, marts, publish, warehouse  # noqa: E402
 from pipelines.identity.overrides import Overrides  # noqa: E402
 from pipelines.profiling import StageTimer, peak_memory_mb  # noqa: E402
+from pipelines.resolution.runtime import MatchOptions  # noqa: E402
+from pipelines.settings import Settings  # noqa: E402
 from pipelines.sources.folder import FolderSource  # noqa: E402
 from pipelines.synthetic.generator import generate_corpus, mutate  # noqa: E402
 from pipelines.textnorm import match_key  # noqa: E402
@@ -117,17 +119,21 @@ def splink_side_by_side(con, truth_joined: pl.DataFrame, ours_seconds: float) ->
 
 def run_night(wh: Path, captures: Path, day: date, exports_dir: Path) -> tuple[dict, core_build.CoreTables]:
     timer = StageTimer()
+    # The tuning settings (SCHOLARHOUSE_MATCH_WORKERS, ..._AUTHOR_BATCH, ..._INCREMENTAL_RESOLUTION,
+    # ..._PARSE_*, ..._NOVELTY_WINDOW, ..._DUCKDB_MEMORY_LIMIT) apply as in a Dagster run; the paths are the bench's.
+    s = Settings.from_env().with_warehouse(wh)
+    options = MatchOptions(workers=s.match_workers, author_batch=s.author_batch, incremental=s.incremental_resolution)
     start = time.perf_counter()
-    with warehouse.connect(wh) as con:
+    with warehouse.connect(wh, memory_limit=s.duckdb_memory_limit) as con:
         warehouse.ensure_schema(con)
         land = landing.land_partition(con, FolderSource(captures).iter_captures(day), day, timer=timer)
-        staged = landing.stage_partition(con, day, timer=timer)
-        core, _ = core_build.resolve_in_warehouse(con, day, Overrides(), timer=timer)
-        marts.build_marts(con, day, timer=timer)
-    with timer.stage("exports"), warehouse.connect(wh, read_only=True) as con:
+        staged = landing.stage_partition(con, day, timer=timer, shard_pages=s.parse_shard_pages, workers=s.parse_workers)
+        core, _ = core_build.resolve_in_warehouse(con, day, Overrides(), timer=timer, options=options)
+        marts.build_marts(con, day, timer=timer, novelty_window=s.novelty_window)
+    with timer.stage("exports"), warehouse.connect(wh, read_only=True, memory_limit=s.duckdb_memory_limit) as con:
         publish.export_tables(con, exports_dir, day)
     with timer.stage("exports"):
-        publish.publish_analytics_copy(wh, wh.parent / "analytics.duckdb")
+        publish.publish_analytics_copy(wh, s.analytics_path, memory_limit=s.duckdb_memory_limit)
     total = time.perf_counter() - start
     stored_mb = warehouse_mb(wh)
     t = timer.summary()

@@ -31,6 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pipelines.resolution import match_papers, resolve_authors, resolve_papers  # noqa: E402
 from pipelines.resolution.names import split_author_list  # noqa: E402
 from pipelines.resolution.synthetic import synthetic_mentions, synthetic_papers  # noqa: E402
+from pipelines.settings import Settings  # noqa: E402
+
+# The matchers' tuning settings (SCHOLARHOUSE_MATCH_WORKERS, SCHOLARHOUSE_AUTHOR_BATCH) apply as in a run.
+_SETTINGS = Settings.from_env()
+PAPERS = {"workers": _SETTINGS.match_workers}
+AUTHORS = {"workers": _SETTINGS.match_workers, "batch": _SETTINGS.author_batch}
 
 _YEAR = re.compile(r"(1[89]\d\d|20\d\d)")
 
@@ -110,7 +116,7 @@ def bench_dblp_scholar(data: Path) -> None:
     records, gold = dblp_scholar_records(data / "dblp_scholar")
     for label, option in (("DBLP-Scholar one_to_one_between='source'", "source"), ("DBLP-Scholar (no one-to-one)", None)):
         start = time.perf_counter()
-        result = match_papers(records, one_to_one_between=option)
+        result = match_papers(records, one_to_one_between=option, **PAPERS)
         seconds = time.perf_counter() - start
         p, r, f = pairwise_scores(dblp_cross_pairs(result), gold)
         report(label, p, r, f, seconds, f"({records.height} records, {len(gold)} gold pairs)")
@@ -163,7 +169,7 @@ def bench_cora(data: Path) -> None:
     for label, loader in (("Cora 1295", cora_1295_records), ("Cora 1879 (labelled)", cora_1879_records)):
         records, truth = loader(data / "cora")
         start = time.perf_counter()
-        result = match_papers(records)
+        result = match_papers(records, **PAPERS)
         seconds = time.perf_counter() - start
         gold_frame = pl.DataFrame({"record_id": list(truth), "paper_id": list(truth.values())})
         p, r, f = pairwise_scores(cluster_pairs(result), cluster_pairs(gold_frame))
@@ -218,7 +224,7 @@ def bench_inspire(data: Path) -> None:
     for label, initials_only in (('INSPIRE "wang" authors', False), ('INSPIRE "wang", names cut to Family, I.', True)):
         frame, truth = inspire_mentions(folder, initials_only)
         start = time.perf_counter()
-        result, review = resolve_authors(frame)
+        result, review = resolve_authors(frame, **AUTHORS)
         seconds = time.perf_counter() - start
         author = dict(zip(result["mention_id"].to_list(), result["author_id"].to_list()))
         predicted = [author[i] for i in frame["mention_id"].to_list()]
@@ -233,14 +239,14 @@ def bench_inspire(data: Path) -> None:
 def bench_synthetic() -> None:
     papers, paper_truth = synthetic_papers(seed=7)
     start = time.perf_counter()
-    result, review = resolve_papers(papers)
+    result, review = resolve_papers(papers, **PAPERS)
     seconds = time.perf_counter() - start
     p, r, f = pairwise_scores(cluster_pairs(result), cluster_pairs(paper_truth, cluster_col="true_paper"))
     report("Synthetic papers", p, r, f, seconds, f"({papers.height} records, review queue {review.height})")
 
     mentions, person_truth = synthetic_mentions(seed=7)
     start = time.perf_counter()
-    result, review = resolve_authors(mentions)
+    result, review = resolve_authors(mentions, **AUTHORS)
     seconds = time.perf_counter() - start
     truth = dict(person_truth.select("mention_id", "true_person").iter_rows())
     p, r, f = pairwise_scores(

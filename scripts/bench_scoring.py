@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from pipelines.scoring import score_paper_novelty
+from pipelines.settings import Settings
 
 _FILLER = "the of and in to a we is for that with on this by are as an from be which our".split()
 _SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "xe", "zu", "pra", "den", "gor", "lin"]
@@ -116,7 +117,8 @@ def main() -> None:
         pairs = float((sizes * sizes).sum() / 2)
         cpu0 = time.process_time()
         t1 = time.perf_counter()
-        scores = score_paper_novelty(papers, chunk_size=args.chunk_size, n_threads=args.threads)
+        scores = score_paper_novelty(papers, chunk_size=args.chunk_size, n_threads=args.threads,
+                                     window=Settings.from_env().novelty_window)
         t2 = time.perf_counter()
         cpu = time.process_time() - cpu0
         peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2

@@ -374,6 +374,8 @@ DEMO_INPUT = {
     "not a date": ({"SCHOLARHOUSE_DATE": "2026-02-30"}, 2, "error: SCHOLARHOUSE_DATE must be YYYY-MM-DD, got '2026-02-30'"),
     "no captures folder": ({"SCHOLARHOUSE_CAPTURES": "/nonexistent/captures"}, 2,
                            "error: captures folder not found: /nonexistent/captures"),
+    "a bad setting": ({"SCHOLARHOUSE_MATCH_WORKERS": "many"}, 2,
+                      "error: SCHOLARHOUSE_MATCH_WORKERS must be an integer, got 'many'"),
 }
 
 

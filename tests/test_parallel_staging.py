@@ -166,9 +166,8 @@ def test_a_lost_shard_is_parsed_by_the_writer_and_old_work_folders_are_swept(tmp
 
 
 @pytest.mark.parametrize("configured, expected", [(None, landing.SHARD_PAGES), ("7", 7), ("0", 1)])
-def test_shard_size_comes_from_the_environment(monkeypatch, configured, expected):
-    if configured is None:
-        monkeypatch.delenv("SCHOLARHOUSE_PARSE_SHARD_PAGES", raising=False)
-    else:
-        monkeypatch.setenv("SCHOLARHOUSE_PARSE_SHARD_PAGES", configured)
-    assert landing.shard_size() == expected
+def test_shard_size_comes_from_the_setting(configured, expected):
+    from pipelines.settings import Settings
+
+    env = {} if configured is None else {"SCHOLARHOUSE_PARSE_SHARD_PAGES": configured}
+    assert landing.shard_size(Settings.from_env(env).parse_shard_pages) == expected

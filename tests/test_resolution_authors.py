@@ -349,10 +349,9 @@ def test_batches_of_components_give_the_result_of_one_piece(monkeypatch):
     frame, _ = synthetic_mentions(seed=3, n_groups=60)
     frame = frame.with_columns(orcid=pl.when(pl.int_range(pl.len()) % 97 == 0).then(pl.lit("0000-0002-1825-0097")))
     whole, whole_review = resolve_authors(frame)
-    monkeypatch.setenv("SCHOLARHOUSE_AUTHOR_BATCH", "50")
     from pipelines.resolution.authors import _components
     assert int(_components(frame).max()) > 5  # several components, so several batches
-    batched, batched_review = resolve_authors(frame)
+    batched, batched_review = resolve_authors(frame, batch=50)
     assert batched.equals(whole)
     assert batched_review.equals(whole_review) and whole_review.height > 0
     assert author_review_pairs(frame, whole).equals(whole_review)
@@ -365,9 +364,7 @@ def test_batches_resolved_in_worker_processes_give_the_result_of_one_piece(monke
     frame, _ = synthetic_mentions(seed=5, n_groups=60)
     whole, whole_review = resolve_authors(frame)
     monkeypatch.setattr(authors_module, "PARALLEL_AUTHOR_MIN", 1)
-    monkeypatch.setenv("SCHOLARHOUSE_MATCH_WORKERS", "2")
-    monkeypatch.setenv("SCHOLARHOUSE_AUTHOR_BATCH", "80")
-    parallel, parallel_review = resolve_authors(frame)
+    parallel, parallel_review = resolve_authors(frame, workers=2, batch=80)
     assert parallel.equals(whole)
     assert parallel_review.equals(whole_review) and whole_review.height > 0
 
@@ -438,12 +435,10 @@ def test_names_on_each_paper_gathered_by_joins_match_the_per_mention_reading():
 
 def test_batched_input_rejects_repeated_mention_ids_and_needs_no_profile_columns(monkeypatch):
     frame, _ = synthetic_mentions(seed=3, n_groups=20)
-    monkeypatch.setenv("SCHOLARHOUSE_AUTHOR_BATCH", "50")
     twice = pl.concat([frame, frame.head(1).with_columns(name=pl.lit("Somebody Else"))], how="vertical_relaxed")
     with pytest.raises(ValueError, match="mention_id must be unique"):
-        resolve_authors(twice)
+        resolve_authors(twice, batch=50)
     # The profile columns are optional, in one piece and in batches alike.
     bare = frame.drop([c for c in ("source", "source_profile_id", "is_profile_owner") if c in frame.columns])
-    batched = resolve_authors(bare)
-    monkeypatch.setenv("SCHOLARHOUSE_AUTHOR_BATCH", "1000000")
-    assert batched[0].equals(resolve_authors(bare)[0])
+    batched = resolve_authors(bare, batch=50)
+    assert batched[0].equals(resolve_authors(bare, batch=1_000_000)[0])

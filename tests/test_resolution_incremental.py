@@ -13,6 +13,7 @@ from pipelines.resolution.incremental import (
     model_of,
     resolve_authors_incrementally,
 )
+from pipelines.resolution.runtime import MatchOptions
 from pipelines.resolution.synthetic import synthetic_mentions
 
 
@@ -89,8 +90,7 @@ def test_falls_back_to_a_full_resolution_when_the_state_cannot_be_used(corpus, m
     assert without_model.stats["reason"] == "no stored author model"
     half = corpus.head(corpus.height // 2)
     assert _night(half, first).stats["mode"] == "full"  # half the mentions gone: more than 5 % changed
-    monkeypatch.setenv("SCHOLARHOUSE_INCREMENTAL_RESOLUTION", "off")
-    night = _night(corpus, first)
+    night = _night(corpus, first, options=MatchOptions(incremental=False))  # SCHOLARHOUSE_INCREMENTAL_RESOLUTION=off
     assert night.stats["mode"] == "full" and night.assignments.equals(first.assignments)
 
 

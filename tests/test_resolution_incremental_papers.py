@@ -14,6 +14,7 @@ from pipelines.resolution.incremental_papers import (
     resolve_papers_incrementally,
 )
 from pipelines.resolution.papers import TitleDiffCache, candidate_graph
+from pipelines.resolution.runtime import MatchOptions
 from pipelines.resolution.synthetic import synthetic_papers
 
 
@@ -114,8 +115,8 @@ def test_fallbacks_resolve_everything(corpus, why, monkeypatch):
         kwargs["max_changed_share"] = 0.0
     elif why == "version":
         state = state.with_columns(version=pl.lit("older"))
-    elif why == "switch":
-        monkeypatch.setenv("SCHOLARHOUSE_INCREMENTAL_RESOLUTION", "off")
+    elif why == "switch":  # SCHOLARHOUSE_INCREMENTAL_RESOLUTION=off
+        kwargs["options"] = MatchOptions(incremental=False)
     else:
         kwargs["full_reason"] = "the weekly full resolution (Sunday night)"
     night = resolve_papers_incrementally(frame, state, first.review, **kwargs)

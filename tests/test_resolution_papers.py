@@ -409,8 +409,7 @@ def test_title_diffs_in_worker_processes_give_the_same_result(monkeypatch):
     ]
     sequential = resolve_papers(records(rows))
     monkeypatch.setattr(papers_module, "PARALLEL_DIFF_MIN", 1)
-    monkeypatch.setenv("SCHOLARHOUSE_MATCH_WORKERS", "2")
-    parallel = resolve_papers(records(rows))
+    parallel = resolve_papers(records(rows), workers=2)
     assert sequential[0].equals(parallel[0]) and sequential[1].equals(parallel[1])
     pairs = [(title_tokens(a["title"]), title_tokens(b["title"])) for a in rows[:7] for b in rows[:7]]
     assert papers_module.compare_many(pairs, workers=2) == [compare_titles(a, b) for a, b in pairs]

@@ -43,8 +43,9 @@ def test_an_error_in_a_worker_reaches_the_caller():
         list(map_in_processes(int, ["1", "2", "x", "4"], workers=2, failure="x"))
 
 
-def test_worker_count_follows_the_setting(monkeypatch):
-    monkeypatch.setenv("SCHOLARHOUSE_MATCH_WORKERS", "3")
-    assert match_workers() == 3
-    monkeypatch.setenv("SCHOLARHOUSE_MATCH_WORKERS", "0")
-    assert match_workers() == 1
+def test_worker_count_follows_the_setting():
+    from pipelines.settings import Settings
+
+    assert match_workers(Settings.from_env({"SCHOLARHOUSE_MATCH_WORKERS": "3"}).match_workers) == 3
+    assert match_workers(Settings.from_env({"SCHOLARHOUSE_MATCH_WORKERS": "0"}).match_workers) == 1
+    assert 1 <= match_workers(Settings.from_env({}).match_workers) <= 8

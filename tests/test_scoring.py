@@ -580,14 +580,17 @@ def test_window_compares_with_the_most_recent_earlier_papers(seed, window):
             assert row["nearest_similarity"] == pytest.approx(want["nearest_similarity"], abs=2e-6), pid
 
 
-def test_window_at_least_the_category_size_is_the_exact_search(monkeypatch):
+def test_window_at_least_the_category_size_is_the_exact_search():
+    from pipelines.settings import Settings
+
+    def window(value: str):  # as the run reads SCHOLARHOUSE_NOVELTY_WINDOW
+        return Settings.from_env({"SCHOLARHOUSE_NOVELTY_WINDOW": value}).novelty_window
+
     papers = random_corpus(3, n=60)
     exact = score_paper_novelty(papers, window=None)
     assert score_paper_novelty(papers, window=60).equals(exact)
-    monkeypatch.setenv("SCHOLARHOUSE_NOVELTY_WINDOW", "none")
-    assert score_paper_novelty(papers).equals(exact)
-    monkeypatch.setenv("SCHOLARHOUSE_NOVELTY_WINDOW", "2")
-    assert score_paper_novelty(papers)["neighbours_compared"].max() == 2
+    assert score_paper_novelty(papers, window=window("none")).equals(exact)
+    assert score_paper_novelty(papers, window=window("2"))["neighbours_compared"].max() == 2
     with pytest.raises(ValueError, match="window"):
         score_paper_novelty(papers, window=0)
 

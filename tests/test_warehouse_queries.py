@@ -250,9 +250,10 @@ def test_the_flag_queries_find_the_sample_traps(demo_warehouse):
 def test_warehouse_connections_cap_duckdb_memory(tmp_path, monkeypatch):
     """DuckDB's buffer pool is capped (default 3GB; settable; empty restores DuckDB's default)."""
     from pipelines import warehouse as wh
+    from pipelines.resources import WarehouseResource
 
-    def limit() -> str:
-        with wh.connect(tmp_path / "w.duckdb") as con:
+    def limit() -> str:  # through the resource, which reads the setting as it connects
+        with WarehouseResource(path=str(tmp_path / "w.duckdb")).connect(read_only=False) as con:
             return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
 
     monkeypatch.delenv("SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT", raising=False)
@@ -261,3 +262,7 @@ def test_warehouse_connections_cap_duckdb_memory(tmp_path, monkeypatch):
     assert limit().replace(" ", "") in {"488.2MiB", "512.0MB", "488.2MB"}
     monkeypatch.setenv("SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT", "")
     assert limit().replace(" ", "") not in {"2.7GiB", "2.8GiB", "488.2MiB"}
+    # The plain module reads no environment: the limit is a parameter (default 3GB).
+    with wh.connect(tmp_path / "w.duckdb", memory_limit="512MB") as con:
+        assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0].replace(" ", "") in {
+            "488.2MiB", "512.0MB", "488.2MB"}

@@ -4,7 +4,7 @@ import dagster as dg
 
 from pipelines import core_build, warehouse
 from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
-from pipelines.identity.overrides import load_overrides, overrides_path
+from pipelines.identity.overrides import load_overrides
 from pipelines.partitions import daily_partitions, partition_dates
 from pipelines.resources import WarehouseResource
 
@@ -47,9 +47,10 @@ REGISTRIES = ("paper_id_registry", "author_id_registry")
 def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     """Resolve all staged listings and profiles up to the partition; replace the core tables in one transaction."""
     run_date = max(partition_dates(context))
-    overrides = load_overrides()
+    settings = warehouse_db.settings()
+    overrides = load_overrides(settings.overrides)
     with warehouse_db.connect() as con:
-        core, until = core_build.resolve_in_warehouse(con, run_date, overrides)
+        core, until = core_build.resolve_in_warehouse(con, run_date, overrides, options=warehouse_db.match_options())
         # core.paper_listings is filled in SQL (every night's rows of each listing key): show the table
         listings_preview = warehouse.read_frame(con, "SELECT * FROM core.paper_listings ORDER BY listing_id LIMIT 5")
     stats = core.stats
@@ -89,7 +90,7 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
                               "seconds_attaching_identifiers": stats["timings"]["identifiers"]["seconds"]},
         "identifier_rejects": {"by_reason": dg.MetadataValue.json(stats["identifier_rejects"])},
         "id_redirects": {"redirects_new": stats["redirects_new"], "identifier_redirects": stats["identifier_redirects"],
-                         "overrides_file": str(overrides_path()),
+                         "overrides_file": str(settings.overrides),
                          "overrides_applied": "\n".join(stats["overrides_applied"]) or "none",
                          "overrides_unmatched": "\n".join(stats["overrides_unmatched"]) or "none"},
     }

@@ -43,7 +43,9 @@ def exports_parquet(context: dg.AssetExecutionContext, warehouse_db: WarehouseRe
 def analytics_copy(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect():  # makes sure the schema exists; closing checkpoints the file
         pass
-    info = publish.publish_analytics_copy(warehouse_db.resolved_path(), warehouse_db.analytics_path)
+    settings = warehouse_db.settings()
+    info = publish.publish_analytics_copy(settings.warehouse, settings.analytics_path,
+                                          memory_limit=settings.duckdb_memory_limit)
     return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(info["path"]), "bytes": info["bytes"]})
 
 

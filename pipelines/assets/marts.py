@@ -66,8 +66,9 @@ def citations(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource
           "and year, and the share of new terms. Definition: docs/scoring.md")
 @transient_retries
 def paper_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    window = warehouse_db.settings().novelty_window
     with warehouse_db.connect() as con:
-        frame = marts.build_paper_scores(con)
+        frame = marts.build_paper_scores(con, novelty_window=window)
         return _result(con, "marts.paper_scores", ["paper_id", "category", "novelty_raw", "novelty_percentile", "novelty_score"],
                        method_version=marts.METHOD_VERSION, cold_start=int(frame["cold_start"].sum() or 0)
                        if "cold_start" in frame.columns else 0)

@@ -22,16 +22,15 @@ from pipelines import landing, warehouse
 from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
 from pipelines.partitions import partition_dates, daily_partitions
 from pipelines.resources import WarehouseResource
-
-def _work_root(warehouse_db: WarehouseResource) -> Path:
-    return warehouse_db.resolved_path().parent / "work" / "parse"
+from pipelines.settings import Settings
 
 
 def _parse_workers(context: dg.OpExecutionContext) -> int | None:
     """One parse process per shard step when the run already runs steps side by side (the
-    executor is the parallelism); otherwise the shard uses a process pool of its own."""
+    executor is the parallelism); otherwise the shard uses a process pool of its own, of
+    SCHOLARHOUSE_PARSE_WORKERS processes (None: landing.parse_workers decides)."""
     execution = (context.run_config.get("execution") or {}).get("config") or {}
-    return 1 if "multiprocess" in execution else None
+    return 1 if "multiprocess" in execution else Settings.one_from_env("parse_workers")
 
 
 @dg.op(
@@ -43,11 +42,12 @@ def _parse_workers(context: dg.OpExecutionContext) -> int | None:
 )
 @transient_retries
 def plan_parse_shards(context: dg.OpExecutionContext, warehouse_db: WarehouseResource):
-    landing.sweep_work_dirs(_work_root(warehouse_db))  # shards left by failed, abandoned runs
-    work = _work_root(warehouse_db) / context.run_id
+    settings = warehouse_db.settings()
+    landing.sweep_work_dirs(settings.parse_work_dir)  # shards left by failed, abandoned runs
+    work = settings.parse_work_dir / context.run_id
     with warehouse_db.connect() as con:
         for day in partition_dates(context):
-            plan = landing.plan_parse(con, day, work)
+            plan = landing.plan_parse(con, day, work, shard_pages=settings.parse_shard_pages)
             context.log.info(
                 f"{day}: {plan['pages_to_parse']} pages to parse in {len(plan['shards'])} shard(s), "
                 f"{plan['pages_unchanged_reused']} unchanged pages to copy"

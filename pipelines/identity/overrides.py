@@ -22,7 +22,6 @@ silently ignored. No Dagster imports.
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass, field
 from datetime import date
@@ -55,12 +54,10 @@ class Overrides:
         )
 
 
-def overrides_path() -> Path:
-    return Path(os.environ.get("SCHOLARHOUSE_OVERRIDES") or DEFAULT_OVERRIDES)
-
-
 def load_overrides(path: Path | None = None) -> Overrides:
-    path = path or overrides_path()
+    """The overrides in ``path`` (default: ``config/overrides.toml``; the run's file is the setting
+    ``SCHOLARHOUSE_OVERRIDES``, which the core asset passes); a missing file is no overrides."""
+    path = Path(path) if path else DEFAULT_OVERRIDES
     if not path.exists():
         return Overrides()
     try:

@@ -44,7 +44,6 @@ Names alone never merge two mentions. How it works:
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -698,8 +697,8 @@ PARALLEL_AUTHOR_MIN = 100_000
 BATCHES_PER_WORKER = 3
 
 
-def _batch_size() -> int:
-    configured = os.environ.get("SCHOLARHOUSE_AUTHOR_BATCH")
+def _batch_size(configured: int | None = None) -> int:
+    """Mentions resolved at once: ``configured`` (the setting ``SCHOLARHOUSE_AUTHOR_BATCH``), else BATCH_MENTIONS."""
     return max(1, int(configured)) if configured else BATCH_MENTIONS
 
 
@@ -783,9 +782,10 @@ def _component_batches(mentions: pl.DataFrame, batch: int,
         yield part, {p: on_paper[p] for p in papers if p in on_paper}
 
 
-def _resolved(mentions: pl.DataFrame, model: AuthorModel | None = None) -> Iterator[tuple[_Mentions, _AuthorResolution]]:
+def _resolved(mentions: pl.DataFrame, model: AuthorModel | None = None,
+              batch: int | None = None) -> Iterator[tuple[_Mentions, _AuthorResolution]]:
     """(features, resolution) of ``mentions``: in one piece, or per batch of components."""
-    batch = _batch_size()
+    batch = _batch_size(batch)
     if mentions.height <= batch:
         m = _prepare(mentions)
         yield m, _resolve(m, model or _model_for(m, mentions, None))
@@ -958,7 +958,8 @@ def _paper_names_of(mentions: pl.DataFrame) -> dict[str, tuple[set[str], dict[st
 
 @without_cycle_collection
 def resolve_authors(mentions: pl.DataFrame, *, paper_rows: pl.DataFrame | None = None,
-                    model: AuthorModel | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+                    model: AuthorModel | None = None, batch: int | None = None,
+                    workers: int | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Match mentions into people; return ``(assignments, review)``.
 
     ``review`` rows name one mention of each cluster (``left_id``/``right_id`` are mention ids,
@@ -969,6 +970,8 @@ def resolve_authors(mentions: pl.DataFrame, *, paper_rows: pl.DataFrame | None =
     are on — the names on a paper are its mentions' co-authors. By default ``mentions`` itself.
     ``model`` (optional, :func:`fit_author_model`): the evidence weights to use; by default fitted
     on ``mentions``.
+    ``batch`` / ``workers``: the settings ``SCHOLARHOUSE_AUTHOR_BATCH`` / ``SCHOLARHOUSE_MATCH_WORKERS``
+    (by default :data:`BATCH_MENTIONS`, and one worker per core, at most 8); the result is the same.
     """
     if mentions.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
@@ -976,7 +979,7 @@ def resolve_authors(mentions: pl.DataFrame, *, paper_rows: pl.DataFrame | None =
     if "mention_id" in mentions.columns:
         _check_mention_ids(mentions["mention_id"].cast(pl.String))
     on_paper = None if paper_rows is None else _paper_names_of(paper_rows)
-    batch, workers = _batch_size(), match_workers()
+    batch, workers = _batch_size(batch), match_workers(workers)
     parallel = workers > 1 and mentions.height >= PARALLEL_AUTHOR_MIN
     if mentions.height <= batch and not parallel:
         return _resolve_batch((mentions, on_paper, model))
@@ -1009,7 +1012,8 @@ def match_authors(mentions: pl.DataFrame, *, model: AuthorModel | None = None) -
 
 
 @without_cycle_collection
-def author_review_pairs(mentions: pl.DataFrame, result: pl.DataFrame, *, model: AuthorModel | None = None) -> pl.DataFrame:
+def author_review_pairs(mentions: pl.DataFrame, result: pl.DataFrame, *, model: AuthorModel | None = None,
+                        batch: int | None = None) -> pl.DataFrame:
     """The review queue for ``mentions`` as clustered in ``result`` (``mention_id``, ``author_id``).
 
     Only pairs that ``result`` keeps apart are listed, so manual overrides are respected.
@@ -1017,4 +1021,4 @@ def author_review_pairs(mentions: pl.DataFrame, result: pl.DataFrame, *, model: 
     if mentions.height == 0:
         return pl.DataFrame(schema=REVIEW_SCHEMA)
     mapping = dict(zip(result["mention_id"].cast(pl.String).to_list(), result["author_id"].cast(pl.String).to_list()))
-    return concat_queues([_review_frame(m, res, [mapping.get(i, i) for i in m.ids]) for m, res in _resolved(mentions, model)])
+    return concat_queues([_review_frame(m, res, [mapping.get(i, i) for i in m.ids]) for m, res in _resolved(mentions, model, batch)])

@@ -40,7 +40,6 @@ Pure logic, Polars in and out; no Dagster, no warehouse.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -61,6 +60,7 @@ from pipelines.resolution.authors import (
 from pipelines.resolution.author_linkage import model_from_rows, model_rows
 from pipelines.resolution.names import name_forms
 from pipelines.resolution.review import REVIEW_SCHEMA, queue_of
+from pipelines.resolution.runtime import MatchOptions
 from pipelines.textnorm import match_key
 
 # Above this share of changed + removed mentions a full resolution is cheaper than working out
@@ -108,12 +108,6 @@ def scheduled_full(night: date) -> str | None:
     return "the weekly full resolution (Sunday night)" if night.weekday() == FULL_RESOLUTION_WEEKDAY else None
 
 
-def incremental_enabled() -> bool:
-    """``SCHOLARHOUSE_INCREMENTAL_RESOLUTION`` (default on): ``off``/``0``/``false``/``no``
-    re-resolves everything every night."""
-    return os.environ.get("SCHOLARHOUSE_INCREMENTAL_RESOLUTION", "on").strip().lower() not in ("off", "0", "false", "no")
-
-
 def code_fingerprint(modules, versions: list[str]) -> str:
     """A 16-hex fingerprint of ``modules``' source and of library ``versions``: a matcher's state
     written under another fingerprint is not used (shared by the author and paper nights)."""
@@ -153,14 +147,15 @@ class StateComparison:
 
 def compare_with_state(current: pl.DataFrame, state: pl.DataFrame | None, schema: dict, key: str, version: str, *,
                        what: str, max_changed_share: float, full_reason: str | None = None,
-                       extra_reason: str | None = None) -> StateComparison:
+                       extra_reason: str | None = None, incremental: bool = True) -> StateComparison:
     """Shared by the author and paper nights: whether tonight can be incremental and, if so,
     which records changed. ``current``: ``key``, ``digest`` of every record tonight; ``state``:
     the last night's rows (``schema``, with ``digest`` and ``version``); ``extra_reason``: a
-    caller's own reason for a full night, checked after the missing state."""
+    caller's own reason for a full night, checked after the missing state; ``incremental``: the
+    setting ``SCHOLARHOUSE_INCREMENTAL_RESOLUTION`` (False: every night is a full one)."""
     if full_reason is not None:
         return StateComparison(full_reason)
-    if not incremental_enabled():
+    if not incremental:
         return StateComparison("SCHOLARHOUSE_INCREMENTAL_RESOLUTION is off")
     if state is None or state.height == 0:
         return StateComparison("no earlier resolution")
@@ -232,13 +227,16 @@ def resolve_authors_incrementally(
     model: pl.DataFrame | None = None,
     max_changed_share: float = MAX_CHANGED_SHARE,
     full_reason: str | None = None,
+    options: MatchOptions | None = None,
 ) -> AuthorNight:
     """``resolve_authors`` for a night that follows another: ``state``/``review``/``model`` are
     what the last night returned (``AuthorNight.state``/``.review``/``.model``). Without them —
     or when they cannot be used, or ``full_reason`` asks for it — every mention is resolved with
     evidence weights fitted tonight; ``stats["mode"]`` says which ran and why. An incremental
     night weighs evidence with the stored ``model`` (fitted by the last full night), so its
-    result is the full resolution's under that model."""
+    result is the full resolution's under that model. ``options``: how the matcher runs (workers,
+    batch size, whether a night may be incremental; the settings, by default their defaults)."""
+    options = options or MatchOptions()
     if mentions.height == 0:
         return AuthorNight(pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA),
                            pl.DataFrame(schema=AUTHOR_STATE_SCHEMA), {"mode": "full", "reason": "no mentions"})
@@ -251,15 +249,16 @@ def resolve_authors_incrementally(
 
     comparison = compare_with_state(current, state, AUTHOR_STATE_SCHEMA, "mention_id", version, what="mentions",
                                     max_changed_share=max_changed_share, full_reason=full_reason,
-                                    extra_reason=None if model is not None and model.height else "no stored author model")
+                                    extra_reason=None if model is not None and model.height else "no stored author model",
+                                    incremental=options.incremental)
     reason = comparison.reason
     if reason is not None:
         fitted = fit_author_model(mentions)
-        assigned, queue = resolve_authors(mentions, model=fitted)
+        assigned, queue = resolve_authors(mentions, model=fitted, batch=options.author_batch, workers=options.workers)
         return AuthorNight(assigned, queue, _state(current, assigned, name_labels(mentions["name"]), version),
                            {"mode": "full", "reason": reason, "resolved": mentions.height}, model_frame(fitted))
     night = _incremental(mentions, current, comparison.joined, comparison.changed, comparison.removed, review, version,
-                         model_of(model))
+                         model_of(model), options)
     night.model = model
     return night
 
@@ -316,7 +315,7 @@ def _group_evidence(groups: pl.DataFrame, base: pl.DataFrame, mentions: pl.DataF
     ]).unique()
 
 
-def _incremental(mentions, current, joined, changed, removed, review, version, model) -> AuthorNight:
+def _incremental(mentions, current, joined, changed, removed, review, version, model, options: MatchOptions) -> AuthorNight:
     n_changed = int(changed.sum())
     # Labels: the earlier night's for unchanged mentions (same digest, same name), fresh for the rest.
     fresh = name_labels(mentions["name"], only=changed)
@@ -378,7 +377,7 @@ def _incremental(mentions, current, joined, changed, removed, review, version, m
     sub_papers = subset["paper_id"].cast(pl.String).drop_nulls().unique()
     assigned_sub, review_sub = resolve_authors(
         subset, paper_rows=mentions.filter(pl.col("paper_id").cast(pl.String).is_in(sub_papers.to_list())),
-        model=model)
+        model=model, batch=options.author_batch, workers=options.workers)
 
     kept = frame.join(redo.select("mention_id"), on="mention_id", how="anti").select(list(ASSIGNMENT_SCHEMA))
     assigned = pl.concat([kept.cast(ASSIGNMENT_SCHEMA), assigned_sub.cast(ASSIGNMENT_SCHEMA)]).sort("mention_id")

@@ -51,6 +51,7 @@ import polars as pl
 from pipelines.resolution.incremental import MAX_CHANGED_SHARE, code_fingerprint, compare_with_state, merge_review
 from pipelines.resolution.papers import ASSIGNMENT_SCHEMA, TitleDiffCache, candidate_graph, resolve_papers
 from pipelines.resolution.review import REVIEW_SCHEMA
+from pipelines.resolution.runtime import MatchOptions
 
 PAPER_STATE_SCHEMA = {
     "record_id": pl.String,
@@ -110,11 +111,13 @@ def resolve_papers_incrementally(
     title_diffs: TitleDiffCache | None = None,
     max_changed_share: float = MAX_CHANGED_SHARE,
     full_reason: str | None = None,
+    options: MatchOptions | None = None,
 ) -> PaperNight:
     """``resolve_papers`` for a night that follows another: ``state``/``review`` are what the
     last night returned (``PaperNight.state``/``.review``). Without them — or when they cannot be
     used, or ``full_reason`` asks for it — every record is resolved; ``stats["mode"]`` says which
-    ran and why."""
+    ran and why. ``options``: how the matcher runs (workers; whether a night may be incremental)."""
+    options = options or MatchOptions()
     if records.height == 0:
         return PaperNight(pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA),
                           pl.DataFrame(schema=PAPER_STATE_SCHEMA), {"mode": "full", "reason": "no records"})
@@ -129,14 +132,15 @@ def resolve_papers_incrementally(
     comparison = compare_with_state(
         current, state, PAPER_STATE_SCHEMA, "record_id", version, what="records", max_changed_share=max_changed_share,
         full_reason=full_reason,
-        extra_reason=None if review is not None else "no earlier review queue (its rows between kept papers would be lost)")
+        extra_reason=None if review is not None else "no earlier review queue (its rows between kept papers would be lost)",
+        incremental=options.incremental)
     reason = comparison.reason
     if reason is not None:
-        assigned, queue = resolve_papers(records, title_diffs=title_diffs)
+        assigned, queue = resolve_papers(records, title_diffs=title_diffs, workers=options.workers)
         return PaperNight(assigned, queue, _state(current, assigned, version),
                           {"mode": "full", "reason": reason, "resolved": records.height})
     return _incremental(records, current, comparison.joined, comparison.changed, comparison.removed, review, version,
-                        title_diffs)
+                        title_diffs, options.workers)
 
 
 def _state(current: pl.DataFrame, assigned: pl.DataFrame, version: str) -> pl.DataFrame:
@@ -148,7 +152,7 @@ def _state(current: pl.DataFrame, assigned: pl.DataFrame, version: str) -> pl.Da
     )
 
 
-def _incremental(records, current, joined, changed, removed, review, version, title_diffs) -> PaperNight:
+def _incremental(records, current, joined, changed, removed, review, version, title_diffs, workers) -> PaperNight:
     frame = joined.select("record_id", "paper_id", "method", "score").with_columns(changed=changed)
     n_changed = int(changed.sum())
     if n_changed == 0 and removed.height == 0:
@@ -185,7 +189,7 @@ def _incremental(records, current, joined, changed, removed, review, version, ti
     subset = records.filter(pl.col("record_id").is_in(in_subset.implode()))
     node_list = list(nodes)
     candidates = pairs.filter(pl.col("left_id").is_in(node_list) & pl.col("right_id").is_in(node_list))
-    assigned_sub, review_sub = resolve_papers(subset, title_diffs=title_diffs, candidates=candidates)
+    assigned_sub, review_sub = resolve_papers(subset, title_diffs=title_diffs, candidates=candidates, workers=workers)
 
     kept = frame.filter(~pl.col("record_id").is_in(in_subset.implode())).select(list(ASSIGNMENT_SCHEMA))
     assigned = pl.concat([kept.cast(ASSIGNMENT_SCHEMA), assigned_sub.cast(ASSIGNMENT_SCHEMA)]).sort("record_id")

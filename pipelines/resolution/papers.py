@@ -427,7 +427,8 @@ def _distinct_pairs(a: np.ndarray, b: np.ndarray, size: int) -> tuple[np.ndarray
     return first, inverse.reshape(-1)
 
 
-def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCache | None = None) -> pl.DataFrame:
+def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCache | None = None,
+                 workers: int | None = None) -> pl.DataFrame:
     """Score title candidates: one row per surviving pair with the evidence behind its score.
 
     Columnar: the title diff runs once per distinct pair of title keys and the author overlap
@@ -474,7 +475,8 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
     # The token-level diff is the costly kind: run on every core when there are many pairs (a
     # pure function of the two token lists: same result either way).
     if diffs_cache is None:
-        diffs = compare_many([(feats.tokens[int(I[first[d]])], feats.tokens[int(J[first[d]])]) for d in todo])
+        diffs = compare_many([(feats.tokens[int(I[first[d]])], feats.tokens[int(J[first[d]])]) for d in todo],
+                             workers=workers)
         for d, comparison in zip(todo, diffs):
             t_score[d], t_veto[d], t_detail[d] = comparison.score, comparison.veto, comparison.detail
     else:
@@ -483,6 +485,7 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
         found = diffs_cache.compare(
             [feats.keys[i] for i in left.tolist()], [feats.keys[j] for j in right.tolist()],
             tokens=lambda at: [(feats.tokens[i], feats.tokens[j]) for i, j in zip(left[at].tolist(), right[at].tolist())],
+            workers=workers,
         )
         for d, score, veto, detail in zip(todo, found["score"].to_list(), found["veto"].to_list(), found["detail"].to_list()):
             t_score[d], t_veto[d], t_detail[d] = score, veto, detail
@@ -542,7 +545,8 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
 def compare_many(pairs: list[tuple[tuple[str, ...], tuple[str, ...]]], *, workers: int | None = None) -> list[TitleComparison]:
     """``compare_titles`` over many pairs of token lists, in order; in worker processes
     (``runtime.map_in_processes``) when there are enough pairs to repay starting them.
-    ``SCHOLARHOUSE_MATCH_WORKERS`` sets how many (1: none)."""
+    ``workers`` (the setting ``SCHOLARHOUSE_MATCH_WORKERS``; 1: none) sets how many, by default
+    :func:`runtime.match_workers`' choice."""
     workers = match_workers() if workers is None else workers
     if workers <= 1 or len(pairs) < PARALLEL_DIFF_MIN:
         return _compare_chunk(pairs)
@@ -607,7 +611,7 @@ class TitleDiffCache:
         self.reused = 0
         self.computed = 0
 
-    def compare(self, left_keys: list[str], right_keys: list[str], tokens) -> pl.DataFrame:
+    def compare(self, left_keys: list[str], right_keys: list[str], tokens, *, workers: int | None = None) -> pl.DataFrame:
         """``score``, ``veto``, ``detail`` of each ordered pair of title keys, in order: cached,
         else diffed now. ``tokens(positions)`` returns the token lists of the pairs at those
         positions (the matcher holds them; re-splitting millions of keys would cost more)."""
@@ -621,7 +625,7 @@ class TitleDiffCache:
         n_missing = int(missing.sum())
         if n_missing:
             where = np.flatnonzero(missing.to_numpy())
-            fresh = compare_many(tokens(where))
+            fresh = compare_many(tokens(where), workers=workers)
             computed = pl.DataFrame(
                 {"score": [c.score for c in fresh], "veto": [c.veto for c in fresh], "detail": [c.detail for c in fresh]},
                 schema={"score": pl.Float64, "veto": pl.String, "detail": pl.String},
@@ -749,7 +753,8 @@ class _Resolution:
     refused: pl.DataFrame  # accepted title edges a constraint kept apart, with the reason
 
 
-def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None, candidates: pl.DataFrame | None = None) -> _Resolution:
+def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None, candidates: pl.DataFrame | None = None,
+             workers: int | None = None) -> _Resolution:
     """Resolve the records: collapse them into nodes, resolve the nodes, and express the result
     per record (record indices throughout; a node's edges are its representative's).
     ``candidates`` (``left_id``, ``right_id``: representative record ids, see
@@ -768,8 +773,8 @@ def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None, candid
             .filter(pl.col("i") != pl.col("j")).unique().sort("i", "j")
         )
     if len(reps) == len(feats.record_ids):
-        return _resolve_nodes(feats, diffs_cache, pairs)
-    res = _resolve_nodes(_node_features(feats, reps, node_of), diffs_cache, pairs)
+        return _resolve_nodes(feats, diffs_cache, pairs, workers)
+    res = _resolve_nodes(_node_features(feats, reps, node_of), diffs_cache, pairs, workers)
     rep = pl.Series(reps)
 
     def to_records(frame: pl.DataFrame) -> pl.DataFrame:
@@ -796,9 +801,10 @@ def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None, candid
     )
 
 
-def _resolve_nodes(feats: _Features, diffs_cache: TitleDiffCache | None = None, pairs: pl.DataFrame | None = None) -> _Resolution:
+def _resolve_nodes(feats: _Features, diffs_cache: TitleDiffCache | None = None, pairs: pl.DataFrame | None = None,
+                   workers: int | None = None) -> _Resolution:
     n = len(feats.record_ids)
-    scored = _score_pairs(feats, _candidate_pairs(feats) if pairs is None else pairs, diffs_cache)
+    scored = _score_pairs(feats, _candidate_pairs(feats) if pairs is None else pairs, diffs_cache, workers)
     id_edges = _identifier_edges(feats)
     uf = ConstrainedUnionFind(
         n,
@@ -949,7 +955,7 @@ def candidate_graph(records: pl.DataFrame) -> CandidateGraph:
 @without_cycle_collection
 def resolve_papers(
     records: pl.DataFrame, *, one_to_one_between: str | None = None, title_diffs: TitleDiffCache | None = None,
-    candidates: pl.DataFrame | None = None,
+    candidates: pl.DataFrame | None = None, workers: int | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Match records into papers; return ``(assignments, review)``.
 
@@ -961,6 +967,8 @@ def resolve_papers(
     ``candidates``: the title candidate pairs (``left_id``, ``right_id``), as :func:`candidate_graph`
     gives them for a larger set of records these are part of (incremental nights: blocking on the
     whole corpus, not on the subset). Without it, the records are blocked on their own.
+    ``workers``: processes that diff title pairs (the setting ``SCHOLARHOUSE_MATCH_WORKERS``; by
+    default one per core, at most 8).
     """
     if candidates is not None and one_to_one_between is not None:
         # candidate_graph collapses records, which one-to-one linkage does not
@@ -968,13 +976,13 @@ def resolve_papers(
     if records.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
     feats = _prepare(records, one_to_one_between)
-    res = _resolve(feats, title_diffs, candidates)
+    res = _resolve(feats, title_diffs, candidates, workers)
     assignments = _assignments(feats, res)
     review = _review(feats, res, assignments["paper_id"].to_list())
     return assignments, review
 
 
-def match_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None) -> pl.DataFrame:
+def match_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None, workers: int | None = None) -> pl.DataFrame:
     """One row per record: ``record_id``, ``paper_id``, ``method``, ``score``.
 
     Records sharing a ``paper_id`` are one paper; ``paper_id`` is the smallest ``record_id`` of
@@ -983,7 +991,7 @@ def match_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None
     score 1.0). ``one_to_one_between='source'`` links clean sources: a record joins at most one
     record of each other source value, and records of one source are never merged together.
     """
-    return resolve_papers(records, one_to_one_between=one_to_one_between)[0]
+    return resolve_papers(records, one_to_one_between=one_to_one_between, workers=workers)[0]
 
 
 @without_cycle_collection

@@ -18,6 +18,7 @@ import gc
 import os
 import warnings
 from collections import deque
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -40,10 +41,20 @@ def without_cycle_collection(fn):
     return run
 
 
-def match_workers() -> int:
-    """Worker processes a matcher may use: ``SCHOLARHOUSE_MATCH_WORKERS`` (1: none), by default
-    one per core, at most 8."""
-    configured = os.environ.get("SCHOLARHOUSE_MATCH_WORKERS")
+@dataclass(frozen=True)
+class MatchOptions:
+    """How the matchers run, from the settings (``pipelines/settings.py``); the defaults are theirs.
+    None of it changes a result, only its cost — except ``incremental=False``, which resolves
+    everything every night (the same result, the full night's cost)."""
+
+    workers: int | None = None        # SCHOLARHOUSE_MATCH_WORKERS; None: one per core, at most 8
+    author_batch: int | None = None   # SCHOLARHOUSE_AUTHOR_BATCH; None: authors.BATCH_MENTIONS
+    incremental: bool = True          # SCHOLARHOUSE_INCREMENTAL_RESOLUTION
+
+
+def match_workers(configured: int | None = None) -> int:
+    """Worker processes a matcher may use: ``configured`` (the setting ``SCHOLARHOUSE_MATCH_WORKERS``;
+    1: none), by default one per core, at most 8."""
     if configured:
         return max(1, int(configured))
     # The cores this process may run on (a container's CPU set), not the machine's.

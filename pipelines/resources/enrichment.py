@@ -32,11 +32,11 @@ from pipelines.sources import arxiv as arxiv_mod
 from pipelines.sources import openalex as openalex_mod
 from pipelines.sources.arxiv import ArxivClient
 from pipelines.sources.cache import SourceCache
+from pipelines.settings import Settings
 from pipelines.sources.crawler import CONTACT_ENV, CrawlConfigError, load_crawl_config
 from pipelines.sources.http import ContactRequiredError, HttpSettings, PoliteHttp, validate_contact
 from pipelines.sources.openalex import OpenAlexClient
 
-DEFAULT_CACHE = "warehouse/source_cache.sqlite"  # the crawler's default: one cache file for both
 ARXIV_MIN_INTERVAL_S = 3.0
 OPENALEX_MIN_INTERVAL_S = 0.15
 
@@ -90,16 +90,17 @@ class EnrichmentResource(dg.ConfigurableResource):
     # -- configuration, read at run time only
     def _shared(self) -> _Shared:
         path = project_path(self.config_path, DEFAULT_CONFIG)
+        environ = os.environ  # the config may name its own contact variable (crawler.contact_env)
+        settings = Settings.from_env(environ)
         warnings: list[str] = []
         if path.is_file():
             try:
-                config = load_crawl_config(path)
+                config = load_crawl_config(path, env=environ, default_cache_path=settings.source_cache)
                 return _Shared(config.contact_env, config.contact, config.http, config.cache_path)
             except (CrawlConfigError, OSError, ValueError) as exc:
                 warnings.append(f"{path}: {exc} — using the default HTTP settings")
-        contact = (os.environ.get(CONTACT_ENV) or "").strip() or None
-        return _Shared(CONTACT_ENV, contact, HttpSettings(contact=contact, project_url=""),
-                       project_path(DEFAULT_CACHE, DEFAULT_CACHE), tuple(warnings))
+        return _Shared(CONTACT_ENV, settings.contact, HttpSettings(contact=settings.contact, project_url=""),
+                       settings.source_cache, tuple(warnings))
 
     def status(self) -> EnrichmentStatus:
         """Whether enrichment runs now, and why (never raises: a bad setting disables it, with the reason)."""

@@ -36,10 +36,10 @@ from pipelines.sources.base import Capture
 from pipelines.sources.cache import SourceCache
 from pipelines.sources.crawler import CrawlConfig, LiveProfileSource, load_crawl_config
 from pipelines.sources.http import Clock, HttpSettings, PoliteHttp
+from pipelines.settings import SOURCE_CHOICES, Settings
 from pipelines.warehouse import PROJECT_ROOT
 
 SOURCE_ENV = "SCHOLARHOUSE_SOURCE"
-SOURCE_CHOICES = ("captures", "live")
 DEFAULT_CONFIG = "config/profiles.toml"
 
 # RFC 2606 / 6761 names reserved for examples: never a real project page.
@@ -107,8 +107,11 @@ class LiveProfileSourceResource(PageSourceResource):
         return project_path(self.config_path, DEFAULT_CONFIG)
 
     def load_config(self) -> CrawlConfig:
-        """The crawl configuration, read now (run time); the contact comes from the environment."""
-        config = load_crawl_config(self.resolved_config_path())
+        """The crawl configuration, read now (run time); the contact comes from the environment, the
+        default cache from the settings (beside the warehouse)."""
+        environ = os.environ
+        config = load_crawl_config(self.resolved_config_path(), env=environ,
+                                   default_cache_path=Settings.from_env(environ).source_cache)
         if self.contact:
             config = replace(config, http=config.http.with_overrides(contact=self.contact))
         if self.cache_path:
@@ -141,10 +144,7 @@ def page_source_from_env(env: Mapping[str, str] | None = None) -> PageSourceReso
     """``SCHOLARHOUSE_SOURCE`` = ``captures`` (default) | ``live``. Constructs the resource only:
     nothing is read or fetched until a run asks for captures. An unknown value is refused at load,
     so a typo cannot silently crawl (or silently not crawl)."""
-    env = os.environ if env is None else env
-    choice = (env.get(SOURCE_ENV) or "captures").strip().lower()
-    if choice == "captures":
-        return CapturesFolderResource()
+    choice = Settings.one_from_env("source", env)  # a SettingsError (a ValueError) names the variable
     if choice == "live":
         return LiveProfileSourceResource()
-    raise ValueError(f"{SOURCE_ENV} must be one of {', '.join(SOURCE_CHOICES)}; got {env.get(SOURCE_ENV)!r}")
+    return CapturesFolderResource()

@@ -5,7 +5,6 @@ or the live crawler (production)."""
 from __future__ import annotations
 
 import abc
-import os
 from datetime import date
 from pathlib import Path
 from typing import Iterator, Optional
@@ -13,8 +12,9 @@ from typing import Iterator, Optional
 import dagster as dg
 from pydantic import PrivateAttr
 
+from pipelines.settings import Settings
 from pipelines.sources.base import Capture
-from pipelines.sources.folder import BUNDLED_SAMPLES, MAX_FILE_BYTES, FolderSource
+from pipelines.sources.folder import MAX_FILE_BYTES, FolderSource
 
 
 class PageSourceResource(dg.ConfigurableResource, abc.ABC):
@@ -40,7 +40,7 @@ class CapturesFolderResource(PageSourceResource):
     _last_skipped: dict = PrivateAttr(default_factory=dict)
 
     def resolved_path(self) -> Path:
-        return Path(self.path or os.environ.get("SCHOLARHOUSE_CAPTURES") or BUNDLED_SAMPLES)
+        return Path(self.path) if self.path else Settings.one_from_env("captures")
 
     def iter_captures(self, partition_date: date) -> Iterator[Capture]:
         source = FolderSource(self.resolved_path(), max_file_bytes=self.max_file_bytes)

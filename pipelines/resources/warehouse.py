@@ -10,7 +10,6 @@ guard beside the run while its steps wait for the pool: ``pipelines/runs.py``.
 
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
@@ -20,10 +19,15 @@ import duckdb
 from pydantic import PrivateAttr
 
 from pipelines import runs, warehouse
+from pipelines.resolution.runtime import MatchOptions
+from pipelines.settings import Settings
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """The DuckDB warehouse file. Default: ``$SCHOLARHOUSE_WAREHOUSE`` or ``warehouse/scholarhouse.duckdb``."""
+    """The DuckDB warehouse file. Default: ``$SCHOLARHOUSE_WAREHOUSE`` or ``warehouse/scholarhouse.duckdb``.
+
+    ``settings()`` is the run's settings (``pipelines/settings.py``), read when asked (at run time),
+    with this resource's ``path`` as the warehouse; the assets take their values from it."""
 
     path: Optional[str] = None
     # How long a step may wait for the warehouse pool while a live run holds it, before the run fails
@@ -32,19 +36,27 @@ class WarehouseResource(dg.ConfigurableResource):
 
     _guard: Optional[runs.RunGuard] = PrivateAttr(default=None)
 
+    def settings(self) -> Settings:
+        return Settings.from_env().with_warehouse(self.path)
+
     def resolved_path(self) -> Path:
-        return Path(self.path) if self.path else warehouse.default_warehouse_path()
+        return self.settings().warehouse
 
     @property
     def exports_dir(self) -> Path:
-        return Path(os.environ.get("SCHOLARHOUSE_EXPORTS") or self.resolved_path().parent / "exports")
+        return self.settings().exports_dir
 
     @property
     def analytics_path(self) -> Path:
-        return self.resolved_path().parent / "analytics.duckdb"
+        return self.settings().analytics_path
+
+    def match_options(self) -> MatchOptions:
+        """How the matchers run tonight (the settings' workers, author batch, incremental switch)."""
+        s = self.settings()
+        return MatchOptions(workers=s.match_workers, author_batch=s.author_batch, incremental=s.incremental_resolution)
 
     def resolved_pool_wait_timeout_s(self) -> float:
-        return self.pool_wait_timeout_s if self.pool_wait_timeout_s is not None else runs.pool_wait_timeout_from_env()
+        return self.pool_wait_timeout_s if self.pool_wait_timeout_s is not None else self.settings().pool_wait_timeout_s
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         # The job's executor does the same before any step (pipelines/runs.py, GuardedExecutor); this is
@@ -65,7 +77,8 @@ class WarehouseResource(dg.ConfigurableResource):
 
     @contextmanager
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        with warehouse.connect(self.resolved_path(), read_only=read_only) as con:
+        s = self.settings()
+        with warehouse.connect(s.warehouse, read_only=read_only, memory_limit=s.duckdb_memory_limit) as con:
             if not read_only:
                 warehouse.ensure_schema(con)
             yield con

@@ -62,14 +62,9 @@ NOVELTY_WINDOW = 20_000
 
 
 def default_window() -> int | None:
-    """``SCHOLARHOUSE_NOVELTY_WINDOW`` (0 or "none": compare with every earlier paper), else
-    :data:`NOVELTY_WINDOW`."""
-    configured = os.environ.get("SCHOLARHOUSE_NOVELTY_WINDOW", "").strip().lower()
-    if not configured:
-        return NOVELTY_WINDOW
-    if configured in ("0", "none"):
-        return None
-    return max(1, int(configured))
+    """:data:`NOVELTY_WINDOW` (the run's window is the setting ``SCHOLARHOUSE_NOVELTY_WINDOW``,
+    which the marts pass as ``window``)."""
+    return NOVELTY_WINDOW
 
 # Weights of the three percentile components in novelty_score (they sum to 1).
 WEIGHT_SIMILARITY = 0.6

@@ -84,6 +84,7 @@ REJECT_REASONS = (
 TRANSIENT_REASONS = frozenset({TIMEOUT, CONNECTION_ERROR, TRUNCATED, INTERNAL_ERROR})
 
 CONTACT_ENV = "SCHOLARHOUSE_CONTACT"
+DEFAULT_CACHE_PATH = "warehouse/source_cache.sqlite"  # relative to the project root; the settings put it beside the warehouse
 KEPT_HEADERS = ("etag", "last-modified", "content-type", "content-length", "cf-mitigated", "retry-after")
 
 
@@ -358,11 +359,15 @@ _HTTP_KEYS = {
 }
 
 
-def load_crawl_config(path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None) -> CrawlConfig:
-    """Read ``config/profiles.toml`` (see config/README.md). The contact comes from the environment
-    variable named by ``crawler.contact_env`` (default ``SCHOLARHOUSE_CONTACT``), else ``crawler.contact``.
-    A missing contact is not an error here (the config can be inspected); going live refuses."""
-    env = os.environ if env is None else env
+def load_crawl_config(path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
+                      default_cache_path: str | os.PathLike[str] | None = None) -> CrawlConfig:
+    """Read ``config/profiles.toml`` (see config/README.md). The contact comes from the variable of
+    ``env`` (the caller's environment: the resources pass theirs; none by default) named by
+    ``crawler.contact_env`` (default ``SCHOLARHOUSE_CONTACT``), else ``crawler.contact``.
+    A missing contact is not an error here (the config can be inspected); going live refuses.
+    The cache is ``crawler.cache_path`` (relative to the project root), else ``default_cache_path``
+    (the settings' ``source_cache``, beside the warehouse), else ``warehouse/source_cache.sqlite``."""
+    env = {} if env is None else env
     path = Path(path)
     with path.open("rb") as fh:
         data = tomllib.load(fh)
@@ -418,7 +423,10 @@ def load_crawl_config(path: str | os.PathLike[str], *, env: Mapping[str, str] | 
             targets.setdefault(ref.url, ref)
     if problems:
         raise CrawlConfigError(f"{path}: " + "; ".join(problems))
-    cache_path = Path(str(crawler.get("cache_path", "warehouse/source_cache.sqlite")))
+    if "cache_path" in crawler or default_cache_path is None:
+        cache_path = Path(str(crawler.get("cache_path", DEFAULT_CACHE_PATH)))
+    else:
+        cache_path = Path(default_cache_path)
     if not cache_path.is_absolute():
         # Relative to the project root (the config folder's parent), not to the working directory.
         cache_path = path.resolve().parent.parent / cache_path

@@ -7,7 +7,6 @@ leaves the previous state intact.
 
 from __future__ import annotations
 
-import os
 import re
 import random
 import time
@@ -23,19 +22,15 @@ SQL_DIR = PROJECT_ROOT / "sql"
 DEFAULT_WAREHOUSE = PROJECT_ROOT / "warehouse" / "scholarhouse.duckdb"
 
 
-def default_warehouse_path() -> Path:
-    return Path(os.environ.get("SCHOLARHOUSE_WAREHOUSE") or DEFAULT_WAREHOUSE)
-
-
 # DuckDB's buffer manager may otherwise grow to 80% of the machine's memory (it caches every block
 # a night touches: 5 GB of page bodies at 100k profiles) beside the matchers' own memory; past the
-# limit it evicts and spills to ``<warehouse>.tmp``. ``SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT`` overrides
-# it (any DuckDB size, e.g. ``8GB``; empty: DuckDB's default).
+# limit it evicts and spills to ``<warehouse>.tmp``. The setting ``SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT``
+# (pipelines/settings.py) overrides it (any DuckDB size, e.g. ``8GB``; empty: DuckDB's default).
 DUCKDB_MEMORY_LIMIT = "3GB"
 
 
-def duckdb_config() -> dict[str, str]:
-    limit = os.environ.get("SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT", DUCKDB_MEMORY_LIMIT).strip()
+def duckdb_config(memory_limit: str = DUCKDB_MEMORY_LIMIT) -> dict[str, str]:
+    limit = (memory_limit or "").strip()
     return {"memory_limit": limit} if limit else {}
 
 
@@ -58,8 +53,10 @@ def _is_lock_error(exc: Exception) -> bool:
 
 
 @contextmanager
-def connect(path: str | Path, *, read_only: bool = False, lock_timeout_s: float = 120.0) -> Iterator[duckdb.DuckDBPyConnection]:
+def connect(path: str | Path, *, read_only: bool = False, lock_timeout_s: float = 120.0,
+            memory_limit: str = DUCKDB_MEMORY_LIMIT) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open the warehouse, waiting (with back-off) while another process holds the file lock.
+    ``memory_limit``: DuckDB's buffer pool (empty: DuckDB's default).
 
     The Dagster pool already serialises writers; the wait is a second line of defence for a
     reader or a run launched outside the pool.
@@ -71,7 +68,7 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout_s: float 
     delay = 0.05
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only, config=duckdb_config())
+            con = duckdb.connect(str(path), read_only=read_only, config=duckdb_config(memory_limit))
             break
         except duckdb.IOException as exc:
             if not _is_lock_error(exc) or time.monotonic() > deadline:
