@@ -20,7 +20,6 @@ from pipelines import enrichment, identifiers, warehouse
 from pipelines.identity.overrides import Overrides, apply_overrides, merge_ids
 from pipelines.profiling import StageTimer
 from pipelines.identity.stable_ids import REDIRECT_SCHEMA, REGISTRY_SCHEMA, assign_stable_ids, merge_redirects
-from pipelines.resolution import resolve_papers
 from pipelines.resolution.incremental import (
     AUTHOR_MODEL_SCHEMA,
     AUTHOR_STATE_SCHEMA,
