@@ -264,6 +264,49 @@ def test_a_series_title_is_one_paper_only_with_its_year_and_a_shared_author():
     assert citations["d3"] == citations["d4"]
 
 
+def _distinct_titles(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    words = ("adaptive query streams index join cost model learned cardinality skew partition "
+             "transaction recovery replication consensus lattice provenance sketch sampling graph "
+             "temporal spatial columnar storage compression vector retrieval ranking cache lineage "
+             "federated privacy workload tuning benchmark crowdsourcing cleaning integration schema "
+             "mapping ontology keyword search spreadsheet visualization lakehouse sharding quorum").split()
+    titles: dict[frozenset[str], str] = {}
+    while len(titles) < n:  # no two share more than three words: two works, not two spellings of one
+        picked = rng.sample(words, 6)
+        if all(len(other & set(picked)) <= 3 for other in titles):
+            titles[frozenset(picked)] = " ".join(picked).capitalize()
+    return sorted(titles.values())
+
+
+def test_a_source_that_lists_each_work_once_never_has_two_of_its_records_merged():
+    """A catalogue (a bibliography that lists every work once, judged from the data: almost none
+    of its distinctive titles shares a paper with another of its records) holds one editor's
+    three "Editor's Notes" of one year as three works; another source's copy joins one of them.
+    A source that repeats its works (profile pages) is no catalogue: there the same records are
+    one paper, as before. Before, whole-table dedup merged the catalogue's columns."""
+    def rows_of(source: str, titles: list[str], copies: int) -> list[dict]:
+        return [{"record_id": f"{source}{k:03d}-{c}", "title": t, "authors": [f"Author {k}"], "year": 2000 + k % 5,
+                 "source": source} for k, t in enumerate(titles) for c in range(copies)]
+
+    notes = [{"record_id": f"notes-{k}", "title": "Editor's Notes", "authors": ["Ling Liu"], "year": 2002} for k in range(3)]
+    catalogue = records([{k: v for k, v in r.items() if k != "source"} for r in rows_of("cat", _distinct_titles(220, 1), 1)]
+                        + notes + [{"record_id": "copy-1", "title": "Editor's notes", "authors": ["L. Liu"], "year": 2002}])
+    catalogue = catalogue.with_columns(pl.Series("source", ["cat"] * 223 + ["other"]))
+    paper = paper_of(match_papers(catalogue))
+    assert len({paper["notes-0"], paper["notes-1"], paper["notes-2"]}) == 3
+    assert paper["copy-1"] in {paper["notes-0"], paper["notes-1"], paper["notes-2"]}
+    # Named explicitly: no catalogue, the old whole-table dedup.
+    named_none = paper_of(match_papers(catalogue, catalogues=()))
+    assert len({named_none["notes-0"], named_none["notes-1"], named_none["notes-2"]}) == 1
+
+    pages = records([{k: v for k, v in r.items() if k != "source"} for r in rows_of("pages", _distinct_titles(220, 2), 2)] + notes)
+    pages = pages.with_columns(pl.Series("source", ["pages"] * 443))
+    paper = paper_of(match_papers(pages))
+    assert len({paper["notes-0"], paper["notes-1"], paper["notes-2"]}) == 1
+    assert paper["pages000-0"] == paper["pages000-1"]
+
+
 def test_deterministic_under_row_shuffles():
     base = sample_records()
     expected = match_papers(base).sort("record_id")

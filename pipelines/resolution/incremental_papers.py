@@ -64,6 +64,9 @@ PAPER_STATE_SCHEMA = {
 
 # What the paper matcher reads of a record (papers._prepare), with the types the digest uses.
 _MATCHER_COLUMNS = ("title", "authors", "year", "arxiv_id", "doi")
+# The pipeline's sources are profile pages, which list one paper on every author's profile: none
+# is a catalogue (papers.CATALOGUE_MAX_SELF_SHARE), whatever one night's pages happen to repeat.
+PIPELINE_CATALOGUES: tuple[str, ...] = ()
 
 
 def paper_matcher_version() -> str:
@@ -136,7 +139,7 @@ def resolve_papers_incrementally(
         incremental=options.incremental)
     reason = comparison.reason
     if reason is not None:
-        assigned, queue = resolve_papers(records, title_diffs=title_diffs, workers=options.workers)
+        assigned, queue = resolve_papers(records, title_diffs=title_diffs, workers=options.workers, catalogues=PIPELINE_CATALOGUES)
         return PaperNight(assigned, queue, _state(current, assigned, version),
                           {"mode": "full", "reason": reason, "resolved": records.height})
     return _incremental(records, current, comparison.joined, comparison.changed, comparison.removed, review, version,
@@ -189,7 +192,8 @@ def _incremental(records, current, joined, changed, removed, review, version, ti
     subset = records.filter(pl.col("record_id").is_in(in_subset.implode()))
     node_list = list(nodes)
     candidates = pairs.filter(pl.col("left_id").is_in(node_list) & pl.col("right_id").is_in(node_list))
-    assigned_sub, review_sub = resolve_papers(subset, title_diffs=title_diffs, candidates=candidates, workers=workers)
+    assigned_sub, review_sub = resolve_papers(subset, title_diffs=title_diffs, candidates=candidates, workers=workers,
+                                             catalogues=PIPELINE_CATALOGUES)
 
     kept = frame.filter(~pl.col("record_id").is_in(in_subset.implode())).select(list(ASSIGNMENT_SCHEMA))
     assigned = pl.concat([kept.cast(ASSIGNMENT_SCHEMA), assigned_sub.cast(ASSIGNMENT_SCHEMA)]).sort("record_id")

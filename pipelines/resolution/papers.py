@@ -53,7 +53,7 @@ same input in any row order gives the same clusters, ids and review rows.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -286,6 +286,39 @@ def _series_flags(keys: list[str], years: list[int | None], authors: list[frozen
         if any(a.isdisjoint(b) for x, a in enumerate(lists) for b in lists[x + 1:]):
             series.add(key)
     return [bool(key) and key in series for key in keys]
+
+
+# A source that shows (almost) every distinctive title once is a catalogue — a bibliography such as
+# DBLP or the ACM library, not profile pages or citation lists that repeat a work: two of its own
+# records are two works ("Editor's Notes" of 2001 and of 2002, one editor's three "Chair's
+# Message" of one year), whatever their titles say. Measured on the first clustering: of the
+# source's records with at least CATALOGUE_MIN_CONTENT content words (titles nobody repeats by
+# chance), at most CATALOGUE_MAX_SELF_SHARE share a paper with another record of the source, among
+# at least CATALOGUE_MIN_RECORDS such records. Forbidding its records to merge with one another
+# costs at most that share of its records, the bound the rule measures.
+CATALOGUE_MIN_RECORDS = 200
+CATALOGUE_MIN_CONTENT = 5
+CATALOGUE_MAX_SELF_SHARE = 0.0075
+
+
+def _catalogue_sources(feats: _Features, roots: list[int]) -> list[str]:
+    """The sources of ``feats`` that list each work once, judged from the clustering ``roots``."""
+    if not feats.sources:
+        return []
+    by_source_root: dict[tuple[str, int], int] = {}
+    for source, root in zip(feats.sources, roots):
+        if source is not None:
+            by_source_root[(source, root)] = by_source_root.get((source, root), 0) + 1
+    distinctive: dict[str, int] = {}
+    repeated: dict[str, int] = {}
+    for source, root, words in zip(feats.sources, roots, feats.n_content):
+        if source is None or words < CATALOGUE_MIN_CONTENT:
+            continue
+        distinctive[source] = distinctive.get(source, 0) + 1
+        if by_source_root[(source, root)] > 1:
+            repeated[source] = repeated.get(source, 0) + 1
+    return sorted(s for s, n in distinctive.items()
+                  if n >= CATALOGUE_MIN_RECORDS and repeated.get(s, 0) <= CATALOGUE_MAX_SELF_SHARE * n)
 
 
 def _blocking_keys(feats: _Features) -> pl.DataFrame:
@@ -952,10 +985,25 @@ def candidate_graph(records: pl.DataFrame) -> CandidateGraph:
     return CandidateGraph(nodes, pairs, identifiers)
 
 
+def _resolve_records(records: pl.DataFrame, one_to_one_between: str | None, catalogues: str | tuple[str, ...],
+                     title_diffs: TitleDiffCache | None = None, candidates: pl.DataFrame | None = None,
+                     workers: int | None = None) -> tuple[_Features, _Resolution]:
+    """Features and resolution of ``records``; when some sources are catalogues (named, or judged
+    from a first clustering with ``"auto"``), resolved again with their records kept apart."""
+    feats = _prepare(records, one_to_one_between)
+    res = _resolve(feats, title_diffs, candidates, workers)
+    if catalogues and one_to_one_between is None and candidates is None:
+        listed_once = set(_catalogue_sources(feats, res.roots) if catalogues == "auto" else catalogues)
+        if listed_once:
+            feats = replace(feats, groups=[s if s in listed_once else None for s in feats.sources])
+            res = _resolve(feats, title_diffs, None, workers)
+    return feats, res
+
+
 @without_cycle_collection
 def resolve_papers(
     records: pl.DataFrame, *, one_to_one_between: str | None = None, title_diffs: TitleDiffCache | None = None,
-    candidates: pl.DataFrame | None = None, workers: int | None = None,
+    candidates: pl.DataFrame | None = None, workers: int | None = None, catalogues: str | tuple[str, ...] = "auto",
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Match records into papers; return ``(assignments, review)``.
 
@@ -969,20 +1017,23 @@ def resolve_papers(
     whole corpus, not on the subset). Without it, the records are blocked on their own.
     ``workers``: processes that diff title pairs (the setting ``SCHOLARHOUSE_MATCH_WORKERS``; by
     default one per core, at most 8).
+    ``catalogues``: the ``source`` values that list each work once, whose records never merge with
+    one another (see ``CATALOGUE_MAX_SELF_SHARE``): ``"auto"`` judges them from a first clustering,
+    ``()`` names none (the pipeline's own sources are profile pages, which repeat a paper).
     """
     if candidates is not None and one_to_one_between is not None:
         # candidate_graph collapses records, which one-to-one linkage does not
         raise ValueError("candidates cannot be combined with one_to_one_between")
     if records.height == 0:
         return pl.DataFrame(schema=ASSIGNMENT_SCHEMA), pl.DataFrame(schema=REVIEW_SCHEMA)
-    feats = _prepare(records, one_to_one_between)
-    res = _resolve(feats, title_diffs, candidates, workers)
+    feats, res = _resolve_records(records, one_to_one_between, catalogues, title_diffs, candidates, workers)
     assignments = _assignments(feats, res)
     review = _review(feats, res, assignments["paper_id"].to_list())
     return assignments, review
 
 
-def match_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None, workers: int | None = None) -> pl.DataFrame:
+def match_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None, workers: int | None = None,
+                 catalogues: str | tuple[str, ...] = "auto") -> pl.DataFrame:
     """One row per record: ``record_id``, ``paper_id``, ``method``, ``score``.
 
     Records sharing a ``paper_id`` are one paper; ``paper_id`` is the smallest ``record_id`` of
@@ -990,12 +1041,15 @@ def match_papers(records: pl.DataFrame, *, one_to_one_between: str | None = None
     (``arxiv_id`` | ``doi`` | ``title_exact`` | ``title_fuzzy``, or ``singleton`` when alone, with
     score 1.0). ``one_to_one_between='source'`` links clean sources: a record joins at most one
     record of each other source value, and records of one source are never merged together.
+    Without it, a ``source`` that lists each work once (a catalogue, judged from the data; see
+    ``catalogues`` in :func:`resolve_papers`) still never has two of its records merged.
     """
-    return resolve_papers(records, one_to_one_between=one_to_one_between, workers=workers)[0]
+    return resolve_papers(records, one_to_one_between=one_to_one_between, workers=workers, catalogues=catalogues)[0]
 
 
 @without_cycle_collection
-def paper_review_pairs(records: pl.DataFrame, result: pl.DataFrame, *, one_to_one_between: str | None = None) -> pl.DataFrame:
+def paper_review_pairs(records: pl.DataFrame, result: pl.DataFrame, *, one_to_one_between: str | None = None,
+                       catalogues: str | tuple[str, ...] = "auto") -> pl.DataFrame:
     """The review queue for ``records`` as clustered in ``result`` (``record_id``, ``paper_id``).
 
     ``result`` may differ from what :func:`match_papers` returned (manual overrides applied):
@@ -1003,8 +1057,7 @@ def paper_review_pairs(records: pl.DataFrame, result: pl.DataFrame, *, one_to_on
     """
     if records.height == 0:
         return pl.DataFrame(schema=REVIEW_SCHEMA)
-    feats = _prepare(records, one_to_one_between)
-    res = _resolve(feats)
+    feats, res = _resolve_records(records, one_to_one_between, catalogues)
     mapping = dict(zip(result["record_id"].cast(pl.String).to_list(), result["paper_id"].cast(pl.String).to_list()))
     cluster_of = [mapping.get(rid, rid) for rid in feats.record_ids]
     return _review(feats, res, cluster_of)
