@@ -329,10 +329,47 @@ def _compatibility_table(ev: MentionEvidence, rows: np.ndarray, block_of: np.nda
             (family[:, None] != family[None, :])
             | ((first[:, None] != first[None, :]) & (whole[:, None] != whole[None, :])))
         table = np.zeros((k, k), dtype=np.int8)
+        # A pair where some given part is an initial, both names read one way, is settled by its
+        # letters: the same family, one letter sequence a prefix of the other, and the first given
+        # words equal where both are written out (names.name_compatibility's rule, vectorised).
+        one_way = [_one_reading(x) for x in distinct]
+        simple = np.array([f is not None for f in one_way])
+        if simple.sum() > 1:
+            fam = _codes([f[0] if f else None for f in one_way])
+            word = _codes([f[2] if f else None for f in one_way])
+            full_only = np.array([bool(f and f[3]) for f in one_way])
+            lengths = np.array([len(f[1]) if f else 0 for f in one_way])
+            letters = np.zeros((k, max(int(lengths.max()), 1)), dtype=np.int32)
+            for x, f in enumerate(one_way):
+                if f:
+                    letters[x, :len(f[1])] = [ord(c) for c in f[1]]
+            mismatch = np.zeros((k, k), dtype=bool)
+            for pos in range(letters.shape[1]):
+                both = (lengths[:, None] > pos) & (lengths[None, :] > pos)
+                mismatch |= both & (letters[:, pos][:, None] != letters[:, pos][None, :])
+            words_differ = (word[:, None] >= 0) & (word[None, :] >= 0) & (word[:, None] != word[None, :])
+            mixed = simple[:, None] & simple[None, :] & ~(full_only[:, None] & full_only[None, :])
+            table[mixed & (fam[:, None] == fam[None, :]) & ~mismatch & ~words_differ] = 1
+            settled = settled | mixed
         for x, y in zip(*np.nonzero(np.triu(~settled))):
             table[x, y] = table[y, x] = name_compatibility(distinct[x], distinct[y])
         out[np.ix_(members, members)] = table[inverse[:, None], inverse[None, :]]
     return out
+
+
+def _one_reading(name: str) -> tuple[str, str, str | None, bool] | None:
+    """(family, the letters its given parts stand for, the first given word or None when it is an
+    initial, whether every given part is a full word) of a name read one way only with given
+    parts, else None."""
+    parsed = parse_name(name)
+    if len(parsed.readings) != 1 or not parsed.readings[0].given:
+        return None
+    reading = parsed.readings[0]
+    letters = "".join(i for part in reading.given for i in part.initials)
+    if not letters:
+        return None
+    head = reading.given[0]
+    return reading.family, letters, None if head.is_initial else head.text, all(not p.is_initial for p in reading.given)
 
 
 def _plain_full(name: str) -> tuple[str, str, str] | None:
