@@ -630,10 +630,10 @@ def _same_full_name_merges(labels: np.ndarray, p: np.ndarray, levels: dict[str, 
 
 
 def _cluster_sums(matrix: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
-    """Column sums of ``matrix`` per cluster label (0..k-1): a ``rows x k`` array."""
-    order = np.argsort(labels, kind="stable")
-    starts = np.searchsorted(labels[order], np.arange(k))
-    return np.add.reduceat(matrix[:, order], starts, axis=1)
+    """Column sums of ``matrix`` per cluster label (0..k-1): a ``rows x k`` array (a product with
+    the sparse cluster-membership matrix: no sorted copy of a block-sized matrix)."""
+    members = sp.csr_matrix((np.ones(len(labels)), (labels, np.arange(len(labels)))), shape=(k, len(labels)))
+    return np.asarray((members @ np.asarray(matrix, dtype=np.float64).T).T)
 
 
 def link_block(ev: MentionEvidence, model: AuthorModel, rows: np.ndarray, block_of: np.ndarray,
