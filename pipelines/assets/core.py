@@ -3,9 +3,9 @@
 import dagster as dg
 
 from pipelines import core_build, warehouse
-from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
+from pipelines.assets.common import WAREHOUSE_POOL, night_window, preview, transient_retries
 from pipelines.identity.overrides import load_overrides
-from pipelines.partitions import daily_partitions, partition_dates
+from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
 
 CORE_TABLES = {
@@ -46,11 +46,11 @@ REGISTRIES = ("paper_id_registry", "author_id_registry")
 @transient_retries
 def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     """Resolve all staged listings and profiles up to the partition; replace the core tables in one transaction."""
-    run_date = max(partition_dates(context))
+    night = night_window(context)
     settings = warehouse_db.settings()
     overrides = load_overrides(settings.overrides)
     with warehouse_db.connect() as con:
-        core, until = core_build.resolve_in_warehouse(con, run_date, overrides, options=warehouse_db.match_options())
+        core, until = core_build.resolve_in_warehouse(con, night.day, overrides, options=warehouse_db.match_options())
         # core.paper_listings is filled in SQL (every night's rows of each listing key): show the table
         listings_preview = warehouse.read_frame(con, "SELECT * FROM core.paper_listings ORDER BY listing_id LIMIT 5")
     stats = core.stats
