@@ -432,8 +432,7 @@ def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageT
     stats = {"pages": 0, "bytes": 0, "by_source": {}, "fetch_rejects": 0, "not_modified": 0,
              "fetch_rejects_by_reason": {}, "capture_issues": 0}
     loaded_at = datetime.now(timezone.utc)
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with warehouse.transaction(con):
         con.execute("DELETE FROM raw.page_captures WHERE partition_date = ?", [day])
         for batch in _batches(_first_per_fetch(captures), batch_pages):
             with timer.stage("read_and_decode", rows=len(batch)):
@@ -449,10 +448,6 @@ def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageT
                 stats["by_source"][source] = stats["by_source"].get(source, 0) + n
             for reason, n in frame.filter(pl.col("fetch_reject").is_not_null()).group_by("fetch_reject").len().iter_rows():
                 stats["fetch_rejects_by_reason"][reason] = stats["fetch_rejects_by_reason"].get(reason, 0) + n
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return stats
 
 
@@ -574,8 +569,7 @@ def write_staging(con, day: date, parsed: list[dict]) -> dict:
     shards = [p for p in parsed if p.get("day") == day.isoformat() and all(Path(p[t]).exists() for t in _SCHEMAS)]
     counts = {t: 0 for t in _SCHEMAS}
     covered: set[str] = set()
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with warehouse.transaction(con):
         for table in _SCHEMAS:
             con.execute(f"DELETE FROM staging.{table} WHERE partition_date = ?", [day])
         for shard in shards:
@@ -590,10 +584,6 @@ def write_staging(con, day: date, parsed: list[dict]) -> dict:
             _insert_staging(con, dict(zip(_SCHEMAS, stage_captures(late))), counts, covered)
         copy_reused_rows(con, day)
         account_for_every_fetch(con, day)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return {f"parsed_{t}": n for t, n in counts.items()} | {"pages_parsed_late": len(missing)}
 
 
