@@ -31,6 +31,7 @@ from pipelines.resolution.review import REVIEW_SCHEMA
 from pipelines.resolution.runtime import MatchOptions
 from pipelines.resolution.papers import TITLE_DIFF_SCHEMA, TitleDiffCache
 from pipelines.textnorm import match_key, normalize_text
+from pipelines.warehouse import contract
 
 EVIDENCE_RANK = {"profile": 0, "arxiv": 1, "openalex": 2, "byline": 3}
 
@@ -66,21 +67,21 @@ class CoreTables:
     paper_identifiers: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=identifiers.CROSSWALK_SCHEMA))
     identifier_rejects: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=identifiers.REJECTS_SCHEMA))
 
-    def writes(self) -> list[tuple[str, pl.DataFrame]]:
-        return [
-            ("core.papers", self.papers),
-            ("core.paper_identifiers", self.paper_identifiers), ("core.identifier_rejects", self.identifier_rejects),
-            ("core.authors", self.authors), ("core.author_names", self.author_names),
-            ("core.author_profiles", self.author_profiles), ("core.authorships", self.authorships),
-            ("core.match_review", self.match_review), ("core.id_redirects", self.id_redirects),
-            ("core.paper_id_registry", self.paper_registry.rename({"key": "listing_key", "id": "paper_id"})),
-            ("core.author_id_registry", self.author_registry.rename({"key": "mention_key", "id": "author_id"})),
-            ("cache.title_diffs", self.title_diffs),
-            ("cache.author_matches", self.author_state), ("cache.author_match_review", self.author_state_review),
-            ("cache.author_model", self.author_model),
-            ("cache.paper_matches", self.paper_state), ("cache.paper_match_review", self.paper_state_review),
-        ]
+    # The tables whose frame is a field of another name; every other table's is the field named as it.
+    _FIELD = {"core.paper_id_registry": "paper_registry", "core.author_id_registry": "author_registry",
+              "cache.author_matches": "author_state", "cache.author_match_review": "author_state_review",
+              "cache.paper_matches": "paper_state", "cache.paper_match_review": "paper_state_review"}
+    # The registries are kept as key -> id; the tables name the key and the id.
+    _RENAME = {"core.paper_id_registry": {"key": "listing_key", "id": "paper_id"},
+               "core.author_id_registry": {"key": "mention_key", "id": "author_id"}}
 
+    def writes(self) -> list[tuple[str, pl.DataFrame]]:
+        """Every table the core step replaces from this build (contract.core_build_writes), with its rows."""
+        out = []
+        for table in contract.core_build_writes():
+            frame = getattr(self, self._FIELD.get(table, contract.short(table)))
+            out.append((table, frame.rename(self._RENAME[table]) if table in self._RENAME else frame))
+        return out
 
 def build_core(
     listings: pl.DataFrame,

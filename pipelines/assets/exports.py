@@ -8,11 +8,11 @@ from pipelines import publish, report
 from pipelines.assets.common import WAREHOUSE_POOL, night_window, transient_retries
 from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
+from pipelines.warehouse import contract
 
-MART_KEYS = [["marts", n] for n in ("author_metrics", "citations", "paper_scores", "author_scores", "collaboration_edges",
-                                                     "nightly_summary")]
-CORE_KEYS = [["core", n] for n in ("papers", "paper_identifiers", "identifier_rejects", "paper_listings", "authors",
-                                   "author_names", "author_profiles", "authorships", "match_review", "id_redirects")]
+# Every core and mart asset (the tables exported), from the one list of tables.
+MART_KEYS = [contract.asset_key(t) for t in contract.asset_tables("marts")]
+CORE_KEYS = [contract.asset_key(t) for t in contract.asset_tables("core")]
 
 
 @dg.asset(key=["exports", "parquet"], deps=MART_KEYS + CORE_KEYS, group_name="exports", partitions_def=daily_partitions,
