@@ -70,6 +70,7 @@ from pipelines.sources.openalex import (
     OpenAlexWork,
 )
 from pipelines.textnorm import match_key
+from pipelines.warehouse import contract
 
 # Title-search outcomes (enrichment.arxiv_title_searches.outcome).
 FOUND = "found"
@@ -77,79 +78,15 @@ NOT_FOUND = "not_found"
 REJECTED = "rejected"     # same title, but none of its authors is a name the listings show
 ERROR = "error"           # the API refused or failed: searched again next night
 
-_TS = pl.Datetime("us", "UTC")
 
-ARXIV_WORKS_SCHEMA = {
-    "arxiv_id": pl.String,
-    "version": pl.Int32,
-    "title": pl.String,
-    "title_key": pl.String,
-    "abstract": pl.String,
-    "authors": pl.List(pl.String),
-    "primary_category": pl.String,
-    "categories": pl.List(pl.String),
-    "published": _TS,
-    "updated": _TS,
-    "doi": pl.String,
-    "journal_ref": pl.String,
-    "comment": pl.String,
-    "fetched_at": _TS,
-    "matched_by": pl.String,          # 'id' (a listing carries it) | 'title' (exact-title search)
-}
-TITLE_SEARCH_SCHEMA = {
-    "title_key": pl.String,
-    "title": pl.String,
-    "year": pl.Int32,
-    "outcome": pl.String,             # found | not_found | rejected | error
-    "arxiv_id": pl.String,            # the match (found) or the same-titled paper turned down (rejected)
-    "detail": pl.String,
-    "searched_at": _TS,
-}
-OPENALEX_WORKS_SCHEMA = {
-    "openalex_id": pl.String,
-    "doi": pl.String,
-    "arxiv_id": pl.String,
-    "title": pl.String,
-    "title_key": pl.String,
-    "publication_year": pl.Int32,
-    "publication_date": pl.Date,
-    "type": pl.String,
-    "cited_by_count": pl.Int32,
-    "counts_by_year": pl.List(pl.Struct({"year": pl.Int32, "cited_by_count": pl.Int32})),
-    "authors_count": pl.Int32,
-    "author_names": pl.List(pl.String),   # as printed: core checks a title hit against each listing with them
-    "is_authors_truncated": pl.Boolean,
-    "fetched_at": _TS,
-    "matched_by": pl.String,          # 'arxiv_doi' | 'title'
-}
-OPENALEX_AUTHORS_SCHEMA = {
-    "openalex_id": pl.String,
-    "orcid": pl.String,
-    "display_name": pl.String,
-    "works_count": pl.Int32,
-    "cited_by_count": pl.Int32,
-    "h_index": pl.Int32,
-    "i10_index": pl.Int32,
-    "fetched_at": _TS,
-}
-AUTHOR_LISTS_SCHEMA = {
-    "arxiv_id": pl.String,
-    "openalex_work_id": pl.String,
-    "title_key": pl.String,
-    "name": pl.String,
-    "author_position": pl.Int32,
-    "evidence": pl.String,            # 'arxiv' | 'openalex'
-    "orcid": pl.String,
-    "openalex_author_id": pl.String,
-}
-REJECTS_SCHEMA = {                    # enrichment.arxiv_rejects / enrichment.openalex_rejects
-    "lookup": pl.String,              # arXiv: 'id' | 'title'; OpenAlex: 'arxiv_doi' | 'title' | 'openalex_id' | 'orcid'
-    "asked": pl.String,               # the id, DOI, ORCID or title asked for
-    "reason": pl.String,              # sources/answers.py REASONS
-    "detail": pl.String,              # one line: what was asked, what came back
-    "answered_id": pl.String,         # the id the turned-down answer carried (arXiv id+version, W…, A…)
-    "rejected_at": _TS,
-}
+# The rows of the enrichment tables (sql/schema/05_enrichment.sql, whose comments say what each column
+# holds) before the partition_date the assets stamp them with: pipelines/warehouse/contract.py.
+ARXIV_WORKS_SCHEMA = contract.polars_schema("enrichment.arxiv_works", drop=("partition_date",))
+TITLE_SEARCH_SCHEMA = contract.polars_schema("enrichment.arxiv_title_searches", drop=("partition_date",))
+OPENALEX_WORKS_SCHEMA = contract.polars_schema("enrichment.openalex_works", drop=("partition_date",))
+OPENALEX_AUTHORS_SCHEMA = contract.polars_schema("enrichment.openalex_authors", drop=("partition_date",))
+AUTHOR_LISTS_SCHEMA = contract.polars_schema("enrichment.author_lists", drop=("partition_date",))
+REJECTS_SCHEMA = contract.polars_schema("enrichment.arxiv_rejects", drop=("partition_date",))  # and openalex_rejects
 TITLES_SCHEMA = {
     "title_key": pl.String,
     "title": pl.String,
