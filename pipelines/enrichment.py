@@ -661,6 +661,47 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
     known = listing_evidence(listings, profiles, titles, searches)
     for arxiv_id, from_arxiv in arxiv_evidence(arxiv_works).items():
         known[arxiv_id] = known[arxiv_id].merged(from_arxiv) if arxiv_id in known else from_arxiv
+    not_found = _works_by_arxiv_doi(client, guard, wanted, known, works, rejects)
+
+    to_search, backlog = titles_for_openalex(titles, searches, day, limits.max_title_searches, previously_matched)
+    searched, title_found, title_rejected = _works_by_title(client, guard, to_search, works, rejects)
+    backlog += to_search.height - searched
+
+    # Authors by ORCID: the profile owners first (the people this warehouse is about), then the rest.
+    ordered, found_as = _orcids_to_look_up(works, profiles)
+    authors, asked_authors = _authors_by_orcid(client, guard, ordered[: max(0, limits.max_author_lookups)], found_as, rejects)
+
+    work_list = sorted(works.values(), key=lambda w: w.openalex_id)
+    works_frame = _openalex_works_frame(work_list)
+    report.update({
+        "works": works_frame.height,
+        "works_by_match": {k: int(v) for k, v in works_frame.group_by("matched_by").len().sort("matched_by").iter_rows()},
+        "works_not_found": not_found,
+        "title_searches": searched,
+        "title_found": title_found,
+        "title_rejected": title_rejected,
+        "title_backlog": backlog,
+        "orcids_known": len(ordered),
+        "authors_requested": asked_authors,
+        "authors": len(authors),
+        "author_backlog": len(ordered) - asked_authors,
+        "requests": client.requests_made - requests_before,
+        "cache_hits": client.cache_hits - hits_before,
+        "budget_used_today": client.budget_used(),
+        "daily_budget": client.daily_budget,
+        **rejects.report(),
+        **guard.report(),
+    })
+    return OpenAlexEnrichment(
+        works=works_frame, authors=_openalex_authors_frame(authors),
+        author_lists=build_author_lists(arxiv_works, work_list), rejects=rejects.frame(), report=report,
+    )
+
+
+def _works_by_arxiv_doi(client: OpenAlexClient, guard: ApiGuard, wanted: Iterable[str],
+                        known: dict[str, answers.PaperEvidence], works: dict[str, "OpenAlexWork"], rejects: "Rejects") -> int:
+    """Look each arXiv id up by its arXiv DOI: the works that pass the check go into ``works``, the rest
+    into ``rejects``. Returns how many OpenAlex does not have."""
     not_found = 0
     for arxiv_id in wanted:
         asked = f"10.48550/arxiv.{arxiv_id}"
@@ -683,8 +724,14 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
         if work.arxiv_id is None:            # its DOI is the arXiv DOI asked for
             work = replace(work, arxiv_id=arxiv_id)
         works.setdefault(work.openalex_id, work)
+    return not_found
 
-    to_search, backlog = titles_for_openalex(titles, searches, day, limits.max_title_searches, previously_matched)
+
+def _works_by_title(client: OpenAlexClient, guard: ApiGuard, to_search: pl.DataFrame,
+                    works: dict[str, "OpenAlexWork"], rejects: "Rejects") -> tuple[int, int, int]:
+    """Search OpenAlex for each title (an exact title, a year within one), fetching a work whose list
+    answer cut its authorships; the works that pass the check go into ``works``, the rest into
+    ``rejects``. Returns the titles searched, found and rejected."""
     searched = title_found = title_rejected = 0
     for t in to_search.iter_rows(named=True):
         if guard.stopped:
@@ -724,9 +771,12 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
             continue
         title_found += 1
         works.setdefault(work.openalex_id, work)
-    backlog += to_search.height - searched
+    return searched, title_found, title_rejected
 
-    # Authors by ORCID: the profile owners first (the people this warehouse is about), then the rest.
+
+def _orcids_to_look_up(works: dict[str, "OpenAlexWork"], profiles: pl.DataFrame) -> tuple[list[str], dict[str, list[str]]]:
+    """The ORCIDs the works carry, the profile owners first (the people this warehouse is about), then
+    the rest; and for each, the names it was found under."""
     owners = profiles["name"].drop_nulls().unique().to_list() if profiles.height else []
     orcids: dict[str, tuple[int, str]] = {}
     found_as: dict[str, list[str]] = {}
@@ -740,9 +790,15 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
             orcids[a.orcid] = min(orcids.get(a.orcid, rank), rank)
             found_as.setdefault(a.orcid, []).extend(n for n in (a.raw_author_name, a.display_name) if n)
     ordered = [o for o, _ in sorted(orcids.items(), key=lambda kv: kv[1])]
+    return ordered, found_as
+
+
+def _authors_by_orcid(client: OpenAlexClient, guard: ApiGuard, orcids: Sequence[str], found_as: dict[str, list[str]],
+                      rejects: "Rejects") -> tuple[list, int]:
+    """Look each ORCID up: the people who pass the check, and how many were asked."""
     authors = []
     asked_authors = 0
-    for orcid in ordered[: max(0, limits.max_author_lookups)]:
+    for orcid in orcids:
         if guard.stopped:
             break
         asked_authors += 1
@@ -759,32 +815,7 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
             rejects.rejection("orcid", orcid, rejection, author.openalex_id or None)
             continue
         authors.append(author)
-
-    work_list = sorted(works.values(), key=lambda w: w.openalex_id)
-    works_frame = _openalex_works_frame(work_list)
-    report.update({
-        "works": works_frame.height,
-        "works_by_match": {k: int(v) for k, v in works_frame.group_by("matched_by").len().sort("matched_by").iter_rows()},
-        "works_not_found": not_found,
-        "title_searches": searched,
-        "title_found": title_found,
-        "title_rejected": title_rejected,
-        "title_backlog": backlog,
-        "orcids_known": len(ordered),
-        "authors_requested": asked_authors,
-        "authors": len(authors),
-        "author_backlog": len(ordered) - asked_authors,
-        "requests": client.requests_made - requests_before,
-        "cache_hits": client.cache_hits - hits_before,
-        "budget_used_today": client.budget_used(),
-        "daily_budget": client.daily_budget,
-        **rejects.report(),
-        **guard.report(),
-    })
-    return OpenAlexEnrichment(
-        works=works_frame, authors=_openalex_authors_frame(authors),
-        author_lists=build_author_lists(arxiv_works, work_list), rejects=rejects.frame(), report=report,
-    )
+    return authors, asked_authors
 
 
 def _openalex_works_frame(works: Sequence[OpenAlexWork]) -> pl.DataFrame:
