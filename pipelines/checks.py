@@ -123,7 +123,7 @@ def _quality_checks_for(
                 wanted = [s for s in quality.SEVERITIES if dg.AssetCheckKey(key, CHECK_NAMES[s]) in selected]
                 if not wanted:
                     continue
-                reports = gx.validate(con, table, partition_dates=[night.day] if night else None, severities=wanted)
+                reports = gx.validate(con, table, partition_date=night.day if night else None, severities=wanted)
                 for severity in wanted:
                     report = reports[severity]
                     _log(context, report)
