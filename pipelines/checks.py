@@ -19,7 +19,7 @@ have to wait for ``author_scores``, which itself waits for the gates on ``paper_
 Grouping follows the asset definitions passed in, so it follows the graph as it changes.
 
 **Partitions.** Check specs carry their asset's partitions definition, so a check evaluates the
-partition(s) being run (``context.partition_keys``): partitioned suites query only those dates;
+run's night (``night_window``, pipelines/assets/common.py): partitioned suites query only that date;
 whole-table suites (core, most marts) validate the table as it stands after the step.
 
 The check steps share the ``warehouse`` pool with the assets: a DuckDB reader would otherwise hold
@@ -29,14 +29,13 @@ the file lock against a writer in another run.
 # No ``from __future__ import annotations`` here: Dagster reads the check function's annotations
 # at definition time (context type, resource parameters) and rejects them as strings.
 import warnings
-from datetime import date
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import dagster as dg
 
 from pipelines import quality
-from pipelines.assets.common import WAREHOUSE_POOL, table
+from pipelines.assets.common import WAREHOUSE_POOL, night_window, table
 from pipelines.resources.great_expectations import GreatExpectationsResource
 from pipelines.resources.warehouse import WarehouseResource
 
@@ -117,26 +116,20 @@ def _quality_checks_for(
         context: dg.AssetCheckExecutionContext, gx: GreatExpectationsResource, warehouse_db: WarehouseResource
     ):
         selected = set(context.selected_asset_check_keys)
-        days = _partition_dates(context)
+        night = night_window(context) if context.has_partition_key or context.has_partition_key_range else None
         with warehouse_db.connect(read_only=True) as con:
             for table in tables:
                 key = table_asset_key(table)
                 wanted = [s for s in quality.SEVERITIES if dg.AssetCheckKey(key, CHECK_NAMES[s]) in selected]
                 if not wanted:
                     continue
-                reports = gx.validate(con, table, partition_dates=days, severities=wanted)
+                reports = gx.validate(con, table, partition_date=night.day if night else None, severities=wanted)
                 for severity in wanted:
                     report = reports[severity]
                     _log(context, report)
                     yield check_result(key, report)
 
     return _quality_checks
-
-
-def _partition_dates(context: dg.AssetCheckExecutionContext) -> list[date] | None:
-    if not (context.has_partition_key or context.has_partition_key_range):
-        return None
-    return sorted(date.fromisoformat(k) for k in context.partition_keys)
 
 
 def _log(context, report: quality.ValidationReport) -> None:

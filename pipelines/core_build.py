@@ -31,6 +31,7 @@ from pipelines.resolution.review import REVIEW_SCHEMA
 from pipelines.resolution.runtime import MatchOptions
 from pipelines.resolution.papers import TITLE_DIFF_SCHEMA, TitleDiffCache
 from pipelines.textnorm import match_key, normalize_text
+from pipelines.warehouse import contract
 
 EVIDENCE_RANK = {"profile": 0, "arxiv": 1, "openalex": 2, "byline": 3}
 
@@ -66,21 +67,21 @@ class CoreTables:
     paper_identifiers: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=identifiers.CROSSWALK_SCHEMA))
     identifier_rejects: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=identifiers.REJECTS_SCHEMA))
 
-    def writes(self) -> list[tuple[str, pl.DataFrame]]:
-        return [
-            ("core.papers", self.papers),
-            ("core.paper_identifiers", self.paper_identifiers), ("core.identifier_rejects", self.identifier_rejects),
-            ("core.authors", self.authors), ("core.author_names", self.author_names),
-            ("core.author_profiles", self.author_profiles), ("core.authorships", self.authorships),
-            ("core.match_review", self.match_review), ("core.id_redirects", self.id_redirects),
-            ("core.paper_id_registry", self.paper_registry.rename({"key": "listing_key", "id": "paper_id"})),
-            ("core.author_id_registry", self.author_registry.rename({"key": "mention_key", "id": "author_id"})),
-            ("cache.title_diffs", self.title_diffs),
-            ("cache.author_matches", self.author_state), ("cache.author_match_review", self.author_state_review),
-            ("cache.author_model", self.author_model),
-            ("cache.paper_matches", self.paper_state), ("cache.paper_match_review", self.paper_state_review),
-        ]
+    # The tables whose frame is a field of another name; every other table's is the field named as it.
+    _FIELD = {"core.paper_id_registry": "paper_registry", "core.author_id_registry": "author_registry",
+              "cache.author_matches": "author_state", "cache.author_match_review": "author_state_review",
+              "cache.paper_matches": "paper_state", "cache.paper_match_review": "paper_state_review"}
+    # The registries are kept as key -> id; the tables name the key and the id.
+    _RENAME = {"core.paper_id_registry": {"key": "listing_key", "id": "paper_id"},
+               "core.author_id_registry": {"key": "mention_key", "id": "author_id"}}
 
+    def writes(self) -> list[tuple[str, pl.DataFrame]]:
+        """Every table the core step replaces from this build (contract.core_build_writes), with its rows."""
+        out = []
+        for table in contract.core_build_writes():
+            frame = getattr(self, self._FIELD.get(table, contract.short(table)))
+            out.append((table, frame.rename(self._RENAME[table]) if table in self._RENAME else frame))
+        return out
 
 def build_core(
     listings: pl.DataFrame,
@@ -179,56 +180,14 @@ def build_core(
     del attached
 
     # ---- author mentions ----------------------------------------------------------------------
-    owner_mentions = latest.filter(pl.col("owner_name").is_not_null()).select(
-        key=pl.concat_str(pl.lit("owner:"), "listing_key"),
-        name="owner_name", paper_id="paper_id", source="source", source_profile_id="source_profile_id",
-        is_profile_owner=pl.lit(True), author_position=pl.lit(None, pl.Int32), coauthors="byline_authors",
-        evidence=pl.lit("profile"), orcid=pl.lit(None, pl.String), openalex_id=pl.lit(None, pl.String),
-        first_seen="first_seen",
-    )
-    byline_mentions = (
-        latest.select("listing_key", "paper_id", "source", "byline_authors", "owner_name", "first_seen")
-        .with_columns(author_position=pl.int_ranges(1, pl.col("byline_authors").list.len() + 1))
-        .explode(["byline_authors", "author_position"])
-        .filter(pl.col("byline_authors").is_not_null())
-        .with_columns(name=pl.col("byline_authors"))
-        .join(
-            latest.select("listing_key", all_names="byline_authors"), on="listing_key"
-        )
-        .select(
-            key=pl.concat_str(pl.lit("byline:"), "listing_key", pl.lit(":"), _mapped("name", match_key)),
-            name="name", paper_id="paper_id", source="source", source_profile_id=pl.lit(None, pl.String),
-            is_profile_owner=pl.lit(False), author_position=pl.col("author_position").cast(pl.Int32),
-            coauthors=pl.col("all_names").list.set_difference(pl.concat_list("name")),
-            evidence=pl.lit("byline"), orcid=pl.lit(None, pl.String), openalex_id=pl.lit(None, pl.String),
-            first_seen="first_seen",
-        )
-    )
-    mentions = pl.concat([owner_mentions, byline_mentions], how="vertical_relaxed").unique("key", keep="first", maintain_order=True)
+    mentions = _author_mentions(latest)
     # The author matcher is the step's largest working set: what the paper side no longer needs goes first.
-    del owner_mentions, byline_mentions, members, paper_match
+    del members, paper_match
     extra = _extra_mentions(extra_authorships, key_to_paper, latest)
     if extra is not None:
         mentions = pl.concat([mentions, extra], how="vertical_relaxed").unique("key", keep="first", maintain_order=True)
 
-    # Collapse: one matcher row per (paper, owner profile) and per (paper, name key).
-    mentions = mentions.with_columns(
-        group=pl.when(pl.col("is_profile_owner"))
-        .then(pl.concat_str(pl.lit("o|"), "paper_id", pl.lit("|"), "source", pl.lit("|"), "source_profile_id"))
-        .otherwise(pl.concat_str(pl.lit("n|"), "paper_id", pl.lit("|"), _mapped("name", match_key)))
-    )
-    papers_info = latest.group_by("paper_id").agg(pl.col("title").first(), pl.col("year").first(), pl.col("venue").first())
-    collapsed = (
-        mentions.group_by("group").agg(
-            pl.col("key").min().alias("mention_id"), pl.col("name").first(), pl.col("paper_id").first(),
-            pl.col("coauthors").list.explode(keep_nulls=False, empty_as_null=False).unique().sort().alias("coauthors"),
-            pl.col("source").first(), pl.col("source_profile_id").first(), pl.col("is_profile_owner").first(),
-            pl.col("orcid").drop_nulls().min().alias("orcid"), pl.col("openalex_id").drop_nulls().min().alias("openalex_id"),
-        )
-        .join(papers_info, on="paper_id", how="left")
-        .with_columns(affiliation=pl.lit(None, pl.String), coauthors=pl.col("coauthors").list.drop_nulls())
-        .sort("mention_id")
-    )
+    mentions, collapsed = _collapse_mentions(mentions, latest)
     with timer.stage("resolve_authors", rows=collapsed.height):
         author_night = resolve_authors_incrementally(collapsed.drop("group"), author_state, author_state_review,
                                                      model=author_model, full_reason=scheduled_full(today),
@@ -251,113 +210,21 @@ def build_core(
     a_members = a_members.drop("id").join(author_over.members.select("key", "id"), on="key").rename({"id": "author_id"})
 
     # ---- core tables --------------------------------------------------------------------------
-    authorships = (
-        a_members.with_columns(rank=pl.col("evidence").replace_strict(EVIDENCE_RANK, return_dtype=pl.Int32))
-        .sort(["paper_id", "author_id", "rank", "author_position"], nulls_last=True)
-        .group_by("paper_id", "author_id", maintain_order=True)
-        .agg(
-            pl.col("evidence").first(),
-            pl.col("evidence").unique().sort().alias("evidence_all"),
-            pl.col("author_position").drop_nulls().min().alias("author_position"),
-            pl.col("name").filter(pl.col("evidence") != "profile").first().alias("name_as_listed"),
-        )
-        .sort(["paper_id", "author_id"])
-    )
+    authorships = _authorships(a_members)
     paper_authors = authorships.group_by("paper_id").agg(pl.len().alias("authors_known"))
-    byline_complete = latest.group_by("paper_id").agg(
-        ((pl.col("byline_authors").list.len() > 0) & ~pl.col("byline_truncated")).any().alias("byline_complete"))
-    if extra_authorships is not None and extra_authorships.height:
-        full = a_members.filter(pl.col("evidence").is_in(["arxiv", "openalex"]))["paper_id"].unique()
-        byline_complete = byline_complete.with_columns(
-            byline_complete=pl.col("byline_complete") | pl.col("paper_id").is_in(full.to_list()))
+    byline_complete = _byline_complete(latest, a_members, extra_authorships)
 
-    # A paper's fields come from the current (newest) row of each of its listings.
-    papers = (
-        latest.group_by("paper_id").agg(
-            _longest_abstract(latest),
-            pl.col("pub_date").drop_nulls().min().alias("pub_date"),
-            pl.col("arxiv_id").drop_nulls().min().alias("arxiv_id"),
-            pl.col("listing_key").n_unique().cast(pl.Int32).alias("listings_count"),
-            pl.concat_str("source", pl.lit(":"), "source_profile_id").n_unique().cast(pl.Int32).alias("profiles_count"),
-            pl.col("source").unique().sort().alias("sources"),
-            pl.col("first_seen").min().alias("first_seen"),
-            pl.col("partition_date").max().alias("last_seen"),
-        )
-        .join(_most_common(latest, "paper_id", "title"), on="paper_id", how="left")
-        .join(_most_common(latest, "paper_id", "year"), on="paper_id", how="left")
-        .join(_most_common(latest, "paper_id", "category"), on="paper_id", how="left")
-        .join(_most_common(latest, "paper_id", "venue"), on="paper_id", how="left")
-        .join(id_tables.primary("doi"), on="paper_id", how="left")
-        .join(_page_flags(latest), on="paper_id", how="left")
-        .with_columns(title_normalized=_mapped("title", normalize_text))
-        .join(paper_authors, on="paper_id", how="left")
-        .join(byline_complete, on="paper_id", how="left")
-        .with_columns(pl.col("authors_known").fill_null(0).cast(pl.Int32), pl.col("byline_complete").fill_null(False))
-        .sort("paper_id")
-    )
+    papers = _papers(latest, id_tables, paper_authors, byline_complete)
 
-    # first_seen is the data's: the earliest partition holding any of the person's evidence (the
-    # listing a mention comes from; for an enrichment author list, its paper's listings), so a
-    # backfill of earlier days moves it back. The id registry's first_seen is the run that issued the id.
-    authors = (
-        a_members
-        .group_by("author_id").agg(
-            # a profile is (site, profile id): the same slug on two sites is two profiles
-            pl.concat_str("source", pl.lit(":"), "source_profile_id").drop_nulls().n_unique().cast(pl.Int32).alias("profiles_count"),
-            pl.col("paper_id").n_unique().cast(pl.Int32).alias("papers_count"),
-            pl.col("name").n_unique().cast(pl.Int32).alias("names_count"),
-            pl.col("first_seen").min().fill_null(today).alias("first_seen"),
-        )
-        .join(_display_names(a_members), on="author_id", how="left")
-        # identity evidence from enrichment: the most common value (ties: the smallest)
-        .join(_most_common(a_members, "author_id", "orcid"), on="author_id", how="left")
-        .join(_most_common(a_members, "author_id", "openalex_id"), on="author_id", how="left")
-        .with_columns(name_key=_mapped("display_name", match_key))
-        .sort("author_id")
-    )
-    author_names = (
-        a_members.group_by("name", "author_id").agg(
-            pl.len().cast(pl.Int32).alias("mentions_count"), pl.col("source").unique().sort().alias("sources"))
-        .rename({"name": "name_variant"}).sort(["author_id", "name_variant"])
-    )
-    assigned = {f"{a['source']}:{a['source_profile_id']}" for a in overrides.profile_assignments}
-    author_profiles = (
-        a_members.filter(pl.col("is_profile_owner"))
-        .group_by("source", "source_profile_id").agg(
-            pl.col("name").first().alias("profile_name"))
-        .join(_most_common(a_members.filter(pl.col("is_profile_owner")), ["source", "source_profile_id"], "author_id"),
-              on=["source", "source_profile_id"], how="left")
-        .join(owners.select("source", "source_profile_id", "last_captured"), on=["source", "source_profile_id"], how="left")
-        .with_columns(
-            method=pl.when(pl.concat_str("source", pl.lit(":"), "source_profile_id").is_in(list(assigned)))
-            .then(pl.lit("override")).otherwise(pl.lit("algorithm")),
-            last_captured=pl.col("last_captured").fill_null(today),
-        )
-        .sort(["source", "source_profile_id"])
-    )
+    authors = _authors(a_members, today)
+    author_names = _author_names(a_members)
+    author_profiles = _author_profiles(a_members, owners, overrides, today)
 
     # ---- redirects and review queue -------------------------------------------------------------
-    live_papers = set(papers["paper_id"].to_list())
-    live_authors = set(authors["author_id"].to_list())
-    new_redirects = []
-    for entity, algo, over, live in (
-        ("paper", paper_ids.redirects, paper_over.redirects, live_papers),
-        ("author", author_ids.redirects, author_over.redirects, live_authors),
-    ):
-        # An override's redirects last while the override does: those of ids a [[merge]] in the
-        # file still names are kept (tonight's merge re-issues them), the others go with their entry.
-        named = list(merge_ids(overrides.for_entity(entity)))
-        old = redirects.filter(
-            (pl.col("entity_type") == entity) & ((pl.col("reason") != "override") | pl.col("old_id").is_in(named))
-        ).drop("entity_type")
-        merged = merge_redirects(old, pl.concat([algo, over]), live)
-        new_redirects.append(merged.with_columns(entity_type=pl.lit(entity)))
-    # Identifier redirects (a work id or site id its source replaced) are derived afresh from the
-    # evidence every night (identifiers.build_crosswalk): last night's are not carried over.
-    new_redirects.append(id_tables.redirects)
-    columns = ["entity_type", *REDIRECT_SCHEMA]
-    id_redirects = pl.concat([r.select(columns) for r in new_redirects], how="vertical_relaxed").select(
-        "entity_type", "old_id", "new_id", "reason", "redirected_on").sort("entity_type", "old_id")
+    id_redirects = _id_redirects(redirects, overrides, id_tables, live_papers=set(papers["paper_id"].to_list()),
+                                 live_authors=set(authors["author_id"].to_list()),
+                                 paper_changes=(paper_ids.redirects, paper_over.redirects),
+                                 author_changes=(author_ids.redirects, author_over.redirects))
 
     review = _review_rows(paper_review, author_review, key_to_paper, collapsed, a_members, papers, authors)
 
@@ -389,6 +256,198 @@ def build_core(
         author_state=author_night.state, author_state_review=author_night.review, author_model=author_night.model,
         paper_state=paper_night.state, paper_state_review=paper_night.review,
         paper_identifiers=id_tables.crosswalk, identifier_rejects=id_tables.rejects,
+    )
+
+
+def _id_redirects(redirects: pl.DataFrame, overrides: Overrides, id_tables, *, live_papers: set[str],
+                  live_authors: set[str], paper_changes: tuple[pl.DataFrame, pl.DataFrame],
+                  author_changes: tuple[pl.DataFrame, pl.DataFrame]) -> pl.DataFrame:
+    """core.id_redirects: the stored redirects merged with tonight's (``*_changes``: the algorithm's and
+    the overrides' redirects of each entity), and the identifier redirects."""
+    new_redirects = []
+    for entity, algo, over, live in (
+        ("paper", *paper_changes, live_papers),
+        ("author", *author_changes, live_authors),
+    ):
+        # An override's redirects last while the override does: those of ids a [[merge]] in the
+        # file still names are kept (tonight's merge re-issues them), the others go with their entry.
+        named = list(merge_ids(overrides.for_entity(entity)))
+        old = redirects.filter(
+            (pl.col("entity_type") == entity) & ((pl.col("reason") != "override") | pl.col("old_id").is_in(named))
+        ).drop("entity_type")
+        merged = merge_redirects(old, pl.concat([algo, over]), live)
+        new_redirects.append(merged.with_columns(entity_type=pl.lit(entity)))
+    # Identifier redirects (a work id or site id its source replaced) are derived afresh from the
+    # evidence every night (identifiers.build_crosswalk): last night's are not carried over.
+    new_redirects.append(id_tables.redirects)
+    columns = ["entity_type", *REDIRECT_SCHEMA]
+    return pl.concat([r.select(columns) for r in new_redirects], how="vertical_relaxed").select(
+        "entity_type", "old_id", "new_id", "reason", "redirected_on").sort("entity_type", "old_id")
+
+
+def _author_mentions(latest: pl.DataFrame) -> pl.DataFrame:
+    """Every author mention of the current listings: each listing's profile owner, and each byline name."""
+    owner_mentions = latest.filter(pl.col("owner_name").is_not_null()).select(
+        key=pl.concat_str(pl.lit("owner:"), "listing_key"),
+        name="owner_name", paper_id="paper_id", source="source", source_profile_id="source_profile_id",
+        is_profile_owner=pl.lit(True), author_position=pl.lit(None, pl.Int32), coauthors="byline_authors",
+        evidence=pl.lit("profile"), orcid=pl.lit(None, pl.String), openalex_id=pl.lit(None, pl.String),
+        first_seen="first_seen",
+    )
+    byline_mentions = (
+        latest.select("listing_key", "paper_id", "source", "byline_authors", "owner_name", "first_seen")
+        .with_columns(author_position=pl.int_ranges(1, pl.col("byline_authors").list.len() + 1))
+        .explode(["byline_authors", "author_position"])
+        .filter(pl.col("byline_authors").is_not_null())
+        .with_columns(name=pl.col("byline_authors"))
+        .join(
+            latest.select("listing_key", all_names="byline_authors"), on="listing_key"
+        )
+        .select(
+            key=pl.concat_str(pl.lit("byline:"), "listing_key", pl.lit(":"), _mapped("name", match_key)),
+            name="name", paper_id="paper_id", source="source", source_profile_id=pl.lit(None, pl.String),
+            is_profile_owner=pl.lit(False), author_position=pl.col("author_position").cast(pl.Int32),
+            coauthors=pl.col("all_names").list.set_difference(pl.concat_list("name")),
+            evidence=pl.lit("byline"), orcid=pl.lit(None, pl.String), openalex_id=pl.lit(None, pl.String),
+            first_seen="first_seen",
+        )
+    )
+    return pl.concat([owner_mentions, byline_mentions], how="vertical_relaxed").unique("key", keep="first", maintain_order=True)
+
+
+
+def _collapse_mentions(mentions: pl.DataFrame, latest: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Collapse: one matcher row per (paper, owner profile) and per (paper, name key). Returns the
+    mentions with their ``group`` and the matcher's rows (``mention_id`` the group's smallest key)."""
+    mentions = mentions.with_columns(
+        group=pl.when(pl.col("is_profile_owner"))
+        .then(pl.concat_str(pl.lit("o|"), "paper_id", pl.lit("|"), "source", pl.lit("|"), "source_profile_id"))
+        .otherwise(pl.concat_str(pl.lit("n|"), "paper_id", pl.lit("|"), _mapped("name", match_key)))
+    )
+    papers_info = latest.group_by("paper_id").agg(pl.col("title").first(), pl.col("year").first(), pl.col("venue").first())
+    collapsed = (
+        mentions.group_by("group").agg(
+            pl.col("key").min().alias("mention_id"), pl.col("name").first(), pl.col("paper_id").first(),
+            pl.col("coauthors").list.explode(keep_nulls=False, empty_as_null=False).unique().sort().alias("coauthors"),
+            pl.col("source").first(), pl.col("source_profile_id").first(), pl.col("is_profile_owner").first(),
+            pl.col("orcid").drop_nulls().min().alias("orcid"), pl.col("openalex_id").drop_nulls().min().alias("openalex_id"),
+        )
+        .join(papers_info, on="paper_id", how="left")
+        .with_columns(affiliation=pl.lit(None, pl.String), coauthors=pl.col("coauthors").list.drop_nulls())
+        .sort("mention_id")
+    )
+    return mentions, collapsed
+
+
+
+def _authorships(a_members: pl.DataFrame) -> pl.DataFrame:
+    """One row per paper and author: the best evidence (EVIDENCE_RANK), every evidence, the position
+    and the name as listed."""
+    return (
+        a_members.with_columns(rank=pl.col("evidence").replace_strict(EVIDENCE_RANK, return_dtype=pl.Int32))
+        .sort(["paper_id", "author_id", "rank", "author_position"], nulls_last=True)
+        .group_by("paper_id", "author_id", maintain_order=True)
+        .agg(
+            pl.col("evidence").first(),
+            pl.col("evidence").unique().sort().alias("evidence_all"),
+            pl.col("author_position").drop_nulls().min().alias("author_position"),
+            pl.col("name").filter(pl.col("evidence") != "profile").first().alias("name_as_listed"),
+        )
+        .sort(["paper_id", "author_id"])
+    )
+
+
+
+def _byline_complete(latest: pl.DataFrame, a_members: pl.DataFrame, extra_authorships: pl.DataFrame | None) -> pl.DataFrame:
+    """Per paper: whether one of its bylines is complete (not cut with 'et al.'), or an enrichment author list covers it."""
+    byline_complete = latest.group_by("paper_id").agg(
+        ((pl.col("byline_authors").list.len() > 0) & ~pl.col("byline_truncated")).any().alias("byline_complete"))
+    if extra_authorships is not None and extra_authorships.height:
+        full = a_members.filter(pl.col("evidence").is_in(["arxiv", "openalex"]))["paper_id"].unique()
+        byline_complete = byline_complete.with_columns(
+            byline_complete=pl.col("byline_complete") | pl.col("paper_id").is_in(full.to_list()))
+    return byline_complete
+
+
+
+def _papers(latest: pl.DataFrame, id_tables, paper_authors: pl.DataFrame, byline_complete: pl.DataFrame) -> pl.DataFrame:
+    """core.papers: a paper's fields come from the current (newest) row of each of its listings."""
+    return (
+        latest.group_by("paper_id").agg(
+            _longest_abstract(latest),
+            pl.col("pub_date").drop_nulls().min().alias("pub_date"),
+            pl.col("arxiv_id").drop_nulls().min().alias("arxiv_id"),
+            pl.col("listing_key").n_unique().cast(pl.Int32).alias("listings_count"),
+            pl.concat_str("source", pl.lit(":"), "source_profile_id").n_unique().cast(pl.Int32).alias("profiles_count"),
+            pl.col("source").unique().sort().alias("sources"),
+            pl.col("first_seen").min().alias("first_seen"),
+            pl.col("partition_date").max().alias("last_seen"),
+        )
+        .join(_most_common(latest, "paper_id", "title"), on="paper_id", how="left")
+        .join(_most_common(latest, "paper_id", "year"), on="paper_id", how="left")
+        .join(_most_common(latest, "paper_id", "category"), on="paper_id", how="left")
+        .join(_most_common(latest, "paper_id", "venue"), on="paper_id", how="left")
+        .join(id_tables.primary("doi"), on="paper_id", how="left")
+        .join(_page_flags(latest), on="paper_id", how="left")
+        .with_columns(title_normalized=_mapped("title", normalize_text))
+        .join(paper_authors, on="paper_id", how="left")
+        .join(byline_complete, on="paper_id", how="left")
+        .with_columns(pl.col("authors_known").fill_null(0).cast(pl.Int32), pl.col("byline_complete").fill_null(False))
+        .sort("paper_id")
+    )
+
+
+
+def _authors(a_members: pl.DataFrame, today: date) -> pl.DataFrame:
+    """core.authors."""
+    # first_seen is the data's: the earliest partition holding any of the person's evidence (the
+    # listing a mention comes from; for an enrichment author list, its paper's listings), so a
+    # backfill of earlier days moves it back. The id registry's first_seen is the run that issued the id.
+    return (
+        a_members
+        .group_by("author_id").agg(
+            # a profile is (site, profile id): the same slug on two sites is two profiles
+            pl.concat_str("source", pl.lit(":"), "source_profile_id").drop_nulls().n_unique().cast(pl.Int32).alias("profiles_count"),
+            pl.col("paper_id").n_unique().cast(pl.Int32).alias("papers_count"),
+            pl.col("name").n_unique().cast(pl.Int32).alias("names_count"),
+            pl.col("first_seen").min().fill_null(today).alias("first_seen"),
+        )
+        .join(_display_names(a_members), on="author_id", how="left")
+        # identity evidence from enrichment: the most common value (ties: the smallest)
+        .join(_most_common(a_members, "author_id", "orcid"), on="author_id", how="left")
+        .join(_most_common(a_members, "author_id", "openalex_id"), on="author_id", how="left")
+        .with_columns(name_key=_mapped("display_name", match_key))
+        .sort("author_id")
+    )
+
+
+
+def _author_names(a_members: pl.DataFrame) -> pl.DataFrame:
+    """core.author_names: every name form of every author."""
+    return (
+        a_members.group_by("name", "author_id").agg(
+            pl.len().cast(pl.Int32).alias("mentions_count"), pl.col("source").unique().sort().alias("sources"))
+        .rename({"name": "name_variant"}).sort(["author_id", "name_variant"])
+    )
+
+
+
+def _author_profiles(a_members: pl.DataFrame, owners: pl.DataFrame, overrides: Overrides, today: date) -> pl.DataFrame:
+    """core.author_profiles: which author each site profile belongs to (algorithm or override)."""
+    assigned = {f"{a['source']}:{a['source_profile_id']}" for a in overrides.profile_assignments}
+    return (
+        a_members.filter(pl.col("is_profile_owner"))
+        .group_by("source", "source_profile_id").agg(
+            pl.col("name").first().alias("profile_name"))
+        .join(_most_common(a_members.filter(pl.col("is_profile_owner")), ["source", "source_profile_id"], "author_id"),
+              on=["source", "source_profile_id"], how="left")
+        .join(owners.select("source", "source_profile_id", "last_captured"), on=["source", "source_profile_id"], how="left")
+        .with_columns(
+            method=pl.when(pl.concat_str("source", pl.lit(":"), "source_profile_id").is_in(list(assigned)))
+            .then(pl.lit("override")).otherwise(pl.lit("algorithm")),
+            last_captured=pl.col("last_captured").fill_null(today),
+        )
+        .sort(["source", "source_profile_id"])
     )
 
 

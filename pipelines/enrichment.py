@@ -70,6 +70,7 @@ from pipelines.sources.openalex import (
     OpenAlexWork,
 )
 from pipelines.textnorm import match_key
+from pipelines.warehouse import contract
 
 # Title-search outcomes (enrichment.arxiv_title_searches.outcome).
 FOUND = "found"
@@ -77,79 +78,15 @@ NOT_FOUND = "not_found"
 REJECTED = "rejected"     # same title, but none of its authors is a name the listings show
 ERROR = "error"           # the API refused or failed: searched again next night
 
-_TS = pl.Datetime("us", "UTC")
 
-ARXIV_WORKS_SCHEMA = {
-    "arxiv_id": pl.String,
-    "version": pl.Int32,
-    "title": pl.String,
-    "title_key": pl.String,
-    "abstract": pl.String,
-    "authors": pl.List(pl.String),
-    "primary_category": pl.String,
-    "categories": pl.List(pl.String),
-    "published": _TS,
-    "updated": _TS,
-    "doi": pl.String,
-    "journal_ref": pl.String,
-    "comment": pl.String,
-    "fetched_at": _TS,
-    "matched_by": pl.String,          # 'id' (a listing carries it) | 'title' (exact-title search)
-}
-TITLE_SEARCH_SCHEMA = {
-    "title_key": pl.String,
-    "title": pl.String,
-    "year": pl.Int32,
-    "outcome": pl.String,             # found | not_found | rejected | error
-    "arxiv_id": pl.String,            # the match (found) or the same-titled paper turned down (rejected)
-    "detail": pl.String,
-    "searched_at": _TS,
-}
-OPENALEX_WORKS_SCHEMA = {
-    "openalex_id": pl.String,
-    "doi": pl.String,
-    "arxiv_id": pl.String,
-    "title": pl.String,
-    "title_key": pl.String,
-    "publication_year": pl.Int32,
-    "publication_date": pl.Date,
-    "type": pl.String,
-    "cited_by_count": pl.Int32,
-    "counts_by_year": pl.List(pl.Struct({"year": pl.Int32, "cited_by_count": pl.Int32})),
-    "authors_count": pl.Int32,
-    "author_names": pl.List(pl.String),   # as printed: core checks a title hit against each listing with them
-    "is_authors_truncated": pl.Boolean,
-    "fetched_at": _TS,
-    "matched_by": pl.String,          # 'arxiv_doi' | 'title'
-}
-OPENALEX_AUTHORS_SCHEMA = {
-    "openalex_id": pl.String,
-    "orcid": pl.String,
-    "display_name": pl.String,
-    "works_count": pl.Int32,
-    "cited_by_count": pl.Int32,
-    "h_index": pl.Int32,
-    "i10_index": pl.Int32,
-    "fetched_at": _TS,
-}
-AUTHOR_LISTS_SCHEMA = {
-    "arxiv_id": pl.String,
-    "openalex_work_id": pl.String,
-    "title_key": pl.String,
-    "name": pl.String,
-    "author_position": pl.Int32,
-    "evidence": pl.String,            # 'arxiv' | 'openalex'
-    "orcid": pl.String,
-    "openalex_author_id": pl.String,
-}
-REJECTS_SCHEMA = {                    # enrichment.arxiv_rejects / enrichment.openalex_rejects
-    "lookup": pl.String,              # arXiv: 'id' | 'title'; OpenAlex: 'arxiv_doi' | 'title' | 'openalex_id' | 'orcid'
-    "asked": pl.String,               # the id, DOI, ORCID or title asked for
-    "reason": pl.String,              # sources/answers.py REASONS
-    "detail": pl.String,              # one line: what was asked, what came back
-    "answered_id": pl.String,         # the id the turned-down answer carried (arXiv id+version, W…, A…)
-    "rejected_at": _TS,
-}
+# The rows of the enrichment tables (sql/schema/05_enrichment.sql, whose comments say what each column
+# holds) before the partition_date the assets stamp them with: pipelines/warehouse/contract.py.
+ARXIV_WORKS_SCHEMA = contract.polars_schema("enrichment.arxiv_works", drop=("partition_date",))
+TITLE_SEARCH_SCHEMA = contract.polars_schema("enrichment.arxiv_title_searches", drop=("partition_date",))
+OPENALEX_WORKS_SCHEMA = contract.polars_schema("enrichment.openalex_works", drop=("partition_date",))
+OPENALEX_AUTHORS_SCHEMA = contract.polars_schema("enrichment.openalex_authors", drop=("partition_date",))
+AUTHOR_LISTS_SCHEMA = contract.polars_schema("enrichment.author_lists", drop=("partition_date",))
+REJECTS_SCHEMA = contract.polars_schema("enrichment.arxiv_rejects", drop=("partition_date",))  # and openalex_rejects
 TITLES_SCHEMA = {
     "title_key": pl.String,
     "title": pl.String,
@@ -724,6 +661,47 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
     known = listing_evidence(listings, profiles, titles, searches)
     for arxiv_id, from_arxiv in arxiv_evidence(arxiv_works).items():
         known[arxiv_id] = known[arxiv_id].merged(from_arxiv) if arxiv_id in known else from_arxiv
+    not_found = _works_by_arxiv_doi(client, guard, wanted, known, works, rejects)
+
+    to_search, backlog = titles_for_openalex(titles, searches, day, limits.max_title_searches, previously_matched)
+    searched, title_found, title_rejected = _works_by_title(client, guard, to_search, works, rejects)
+    backlog += to_search.height - searched
+
+    # Authors by ORCID: the profile owners first (the people this warehouse is about), then the rest.
+    ordered, found_as = _orcids_to_look_up(works, profiles)
+    authors, asked_authors = _authors_by_orcid(client, guard, ordered[: max(0, limits.max_author_lookups)], found_as, rejects)
+
+    work_list = sorted(works.values(), key=lambda w: w.openalex_id)
+    works_frame = _openalex_works_frame(work_list)
+    report.update({
+        "works": works_frame.height,
+        "works_by_match": {k: int(v) for k, v in works_frame.group_by("matched_by").len().sort("matched_by").iter_rows()},
+        "works_not_found": not_found,
+        "title_searches": searched,
+        "title_found": title_found,
+        "title_rejected": title_rejected,
+        "title_backlog": backlog,
+        "orcids_known": len(ordered),
+        "authors_requested": asked_authors,
+        "authors": len(authors),
+        "author_backlog": len(ordered) - asked_authors,
+        "requests": client.requests_made - requests_before,
+        "cache_hits": client.cache_hits - hits_before,
+        "budget_used_today": client.budget_used(),
+        "daily_budget": client.daily_budget,
+        **rejects.report(),
+        **guard.report(),
+    })
+    return OpenAlexEnrichment(
+        works=works_frame, authors=_openalex_authors_frame(authors),
+        author_lists=build_author_lists(arxiv_works, work_list), rejects=rejects.frame(), report=report,
+    )
+
+
+def _works_by_arxiv_doi(client: OpenAlexClient, guard: ApiGuard, wanted: Iterable[str],
+                        known: dict[str, answers.PaperEvidence], works: dict[str, "OpenAlexWork"], rejects: "Rejects") -> int:
+    """Look each arXiv id up by its arXiv DOI: the works that pass the check go into ``works``, the rest
+    into ``rejects``. Returns how many OpenAlex does not have."""
     not_found = 0
     for arxiv_id in wanted:
         asked = f"10.48550/arxiv.{arxiv_id}"
@@ -746,8 +724,14 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
         if work.arxiv_id is None:            # its DOI is the arXiv DOI asked for
             work = replace(work, arxiv_id=arxiv_id)
         works.setdefault(work.openalex_id, work)
+    return not_found
 
-    to_search, backlog = titles_for_openalex(titles, searches, day, limits.max_title_searches, previously_matched)
+
+def _works_by_title(client: OpenAlexClient, guard: ApiGuard, to_search: pl.DataFrame,
+                    works: dict[str, "OpenAlexWork"], rejects: "Rejects") -> tuple[int, int, int]:
+    """Search OpenAlex for each title (an exact title, a year within one), fetching a work whose list
+    answer cut its authorships; the works that pass the check go into ``works``, the rest into
+    ``rejects``. Returns the titles searched, found and rejected."""
     searched = title_found = title_rejected = 0
     for t in to_search.iter_rows(named=True):
         if guard.stopped:
@@ -787,9 +771,12 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
             continue
         title_found += 1
         works.setdefault(work.openalex_id, work)
-    backlog += to_search.height - searched
+    return searched, title_found, title_rejected
 
-    # Authors by ORCID: the profile owners first (the people this warehouse is about), then the rest.
+
+def _orcids_to_look_up(works: dict[str, "OpenAlexWork"], profiles: pl.DataFrame) -> tuple[list[str], dict[str, list[str]]]:
+    """The ORCIDs the works carry, the profile owners first (the people this warehouse is about), then
+    the rest; and for each, the names it was found under."""
     owners = profiles["name"].drop_nulls().unique().to_list() if profiles.height else []
     orcids: dict[str, tuple[int, str]] = {}
     found_as: dict[str, list[str]] = {}
@@ -803,9 +790,15 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
             orcids[a.orcid] = min(orcids.get(a.orcid, rank), rank)
             found_as.setdefault(a.orcid, []).extend(n for n in (a.raw_author_name, a.display_name) if n)
     ordered = [o for o, _ in sorted(orcids.items(), key=lambda kv: kv[1])]
+    return ordered, found_as
+
+
+def _authors_by_orcid(client: OpenAlexClient, guard: ApiGuard, orcids: Sequence[str], found_as: dict[str, list[str]],
+                      rejects: "Rejects") -> tuple[list, int]:
+    """Look each ORCID up: the people who pass the check, and how many were asked."""
     authors = []
     asked_authors = 0
-    for orcid in ordered[: max(0, limits.max_author_lookups)]:
+    for orcid in orcids:
         if guard.stopped:
             break
         asked_authors += 1
@@ -822,32 +815,7 @@ def enrich_openalex(client: OpenAlexClient | None, *, listings: pl.DataFrame, pr
             rejects.rejection("orcid", orcid, rejection, author.openalex_id or None)
             continue
         authors.append(author)
-
-    work_list = sorted(works.values(), key=lambda w: w.openalex_id)
-    works_frame = _openalex_works_frame(work_list)
-    report.update({
-        "works": works_frame.height,
-        "works_by_match": {k: int(v) for k, v in works_frame.group_by("matched_by").len().sort("matched_by").iter_rows()},
-        "works_not_found": not_found,
-        "title_searches": searched,
-        "title_found": title_found,
-        "title_rejected": title_rejected,
-        "title_backlog": backlog,
-        "orcids_known": len(ordered),
-        "authors_requested": asked_authors,
-        "authors": len(authors),
-        "author_backlog": len(ordered) - asked_authors,
-        "requests": client.requests_made - requests_before,
-        "cache_hits": client.cache_hits - hits_before,
-        "budget_used_today": client.budget_used(),
-        "daily_budget": client.daily_budget,
-        **rejects.report(),
-        **guard.report(),
-    })
-    return OpenAlexEnrichment(
-        works=works_frame, authors=_openalex_authors_frame(authors),
-        author_lists=build_author_lists(arxiv_works, work_list), rejects=rejects.frame(), report=report,
-    )
+    return authors, asked_authors
 
 
 def _openalex_works_frame(works: Sequence[OpenAlexWork]) -> pl.DataFrame:

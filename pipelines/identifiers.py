@@ -51,6 +51,7 @@ import polars as pl
 from pipelines.resolution.papers import normalize_arxiv_id
 from pipelines.sources import answers
 from pipelines.textnorm import match_key
+from pipelines.warehouse import contract
 
 SCHEMES = ("arxiv", "doi", "openalex", "bzpeer_work", "scholarfeed_paper")
 REDIRECTED_SCHEMES = ("openalex", "bzpeer_work", "scholarfeed_paper")   # ids a source may replace
@@ -67,15 +68,9 @@ _WORK = re.compile(r"^W\d{1,15}$")
 _SITE_PATH = {"bzpeer": re.compile(r"^/works/([^/?#]+)/?$"), "scholarfeed": re.compile(r"^/paper/([^/?#]+)/?$")}
 _URL_PATH = r"^(?:[A-Za-z][A-Za-z0-9+.\-]*://[^/?#]*)?(/[^?#]*)"   # the path of a URL (or of a bare path)
 
-CROSSWALK_SCHEMA = {
-    "paper_id": pl.String, "scheme": pl.String, "value": pl.String, "versions": pl.List(pl.Int32),
-    "sources": pl.List(pl.String), "linked_by": pl.String, "is_primary": pl.Boolean,
-    "first_seen": pl.Date, "last_seen": pl.Date,
-}
-REJECTS_SCHEMA = {"scheme": pl.String, "value": pl.String, "source": pl.String, "reason": pl.String,
-                  "detail": pl.String, "paper_id": pl.String}
-REDIRECTS_SCHEMA = {"entity_type": pl.String, "old_id": pl.String, "new_id": pl.String, "reason": pl.String,
-                    "redirected_on": pl.Date}
+CROSSWALK_SCHEMA = contract.polars_schema("core.paper_identifiers")
+REJECTS_SCHEMA = contract.polars_schema("core.identifier_rejects")
+REDIRECTS_SCHEMA = contract.polars_schema("core.id_redirects")
 # One observation of a value: who gave it, how it reached the paper, when, and whether it is what
 # the source says now (``lookup``: what it answers — a listing key, an arXiv id, a title key).
 _OBS_SCHEMA = {"listing_key": pl.String, "scheme": pl.String, "value": pl.String, "version": pl.Int32,

@@ -33,6 +33,7 @@ import polars as pl
 from pipelines import parsing
 from pipelines.parsing.capture import profile_id_from_url
 from pipelines import warehouse
+from pipelines.warehouse import contract
 from pipelines.profiling import StageTimer
 from pipelines.sources.base import Capture
 from pipelines.textnorm import match_key
@@ -40,55 +41,16 @@ from pipelines.textnorm import match_key
 BATCH_PAGES = 2000  # pages held in memory at once while landing and parsing
 SHARD_PAGES = 20000  # pages per parse shard (one Dagster step each); SCHOLARHOUSE_PARSE_SHARD_PAGES
 
-CAPTURE_ISSUE = pl.Struct({"reason": pl.String, "field": pl.String, "action": pl.String,
-                           "raw_value": pl.String, "detail": pl.String})
+# The frames' schemas are the tables' (sql/schema), through pipelines/warehouse/contract.py.
+RAW_SCHEMA = contract.polars_schema("raw.page_captures")
 
-RAW_SCHEMA = {
-    "capture_id": pl.String, "fetch_id": pl.String, "source": pl.String, "url": pl.String,
-    "source_profile_id": pl.String,
-    "captured_at": pl.Datetime("us", "UTC"), "partition_date": pl.Date, "content_type": pl.String,
-    "http_status": pl.Int32, "body": pl.String, "body_bytes": pl.Binary, "encoding": pl.String,
-    "byte_size": pl.Int64, "origin": pl.String, "source_file": pl.String, "etag": pl.String,
-    "last_modified": pl.String, "fetch_ms": pl.Float64, "not_modified": pl.Boolean,
-    "fetch_reject": pl.String, "fetch_reject_detail": pl.String, "capture_issues": pl.List(CAPTURE_ISSUE),
-    "loaded_at": pl.Datetime("us", "UTC"),
-}
+PROFILE_SCHEMA = contract.polars_schema("staging.profiles")
 
-PROFILE_SCHEMA = {
-    "capture_id": pl.String, "fetch_id": pl.String, "partition_date": pl.Date, "source": pl.String,
-    "source_profile_id": pl.String,
-    "url": pl.String, "captured_at": pl.Datetime("us", "UTC"), "name": pl.String, "bio": pl.String,
-    "affiliation": pl.String, "trust_score": pl.Int32, "trust_tier": pl.String, "verification_level": pl.String,
-    "claimed": pl.Boolean, "declared_works": pl.Int32, "followers": pl.Int32, "topics": pl.Int32,
-    "close_collaborators": pl.Int32, "primary_category": pl.String, "primary_category_raw": pl.String,
-    "h_index": pl.Int32, "declared_papers": pl.Int32, "citations": pl.Int32, "novelty_pct": pl.Float64,
-    "ai_score": pl.Float64, "declared_items": pl.Int32, "listed_items": pl.Int32, "truncated": pl.Boolean,
-    "parser_version": pl.String,
-}
+LISTING_SCHEMA = contract.polars_schema("staging.listings")
 
-LISTING_SCHEMA = {
-    "listing_id": pl.String, "listing_key": pl.String, "capture_id": pl.String, "partition_date": pl.Date,
-    "source": pl.String, "source_profile_id": pl.String, "position": pl.Int32, "title": pl.String,
-    "title_normalized": pl.String, "abstract": pl.String, "abstract_normalized": pl.String,
-    "pub_type": pl.String, "venue": pl.String, "year": pl.Int32, "pub_date": pl.Date,
-    "date_precision": pl.String, "date_raw": pl.String, "year_inferred": pl.Boolean, "category": pl.String,
-    "category_raw": pl.String, "has_code": pl.Boolean, "listing_score": pl.Float64,
-    "byline_authors": pl.List(pl.String), "byline_truncated": pl.Boolean, "arxiv_id": pl.String,
-    "arxiv_version": pl.Int32, "paper_url": pl.String, "code_urls": pl.List(pl.String),
-}
+REJECT_SCHEMA = contract.polars_schema("staging.rejects")
 
-REJECT_SCHEMA = {
-    "reject_id": pl.String, "capture_id": pl.String, "fetch_id": pl.String, "partition_date": pl.Date,
-    "source": pl.String, "url": pl.String, "reason": pl.String, "detail": pl.String, "position": pl.Int32,
-    "stage": pl.String, "parser_version": pl.String,
-}
-
-ISSUE_SCHEMA = {
-    "issue_id": pl.String, "capture_id": pl.String, "fetch_id": pl.String, "partition_date": pl.Date,
-    "source": pl.String, "url": pl.String, "position": pl.Int32, "field": pl.String, "reason": pl.String,
-    "action": pl.String, "raw_value": pl.String, "detail": pl.String, "stage": pl.String,
-    "parser_version": pl.String,
-}
+ISSUE_SCHEMA = contract.polars_schema("staging.quality_issues")
 
 # The fetch of a body that staging parses, among the partition's fetches of that body: one that says
 # which page it is (a site URL, from the crawl or a sidecar) before a bare file (its file:// URI), so
@@ -432,8 +394,7 @@ def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageT
     stats = {"pages": 0, "bytes": 0, "by_source": {}, "fetch_rejects": 0, "not_modified": 0,
              "fetch_rejects_by_reason": {}, "capture_issues": 0}
     loaded_at = datetime.now(timezone.utc)
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with warehouse.transaction(con):
         con.execute("DELETE FROM raw.page_captures WHERE partition_date = ?", [day])
         for batch in _batches(_first_per_fetch(captures), batch_pages):
             with timer.stage("read_and_decode", rows=len(batch)):
@@ -449,10 +410,6 @@ def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageT
                 stats["by_source"][source] = stats["by_source"].get(source, 0) + n
             for reason, n in frame.filter(pl.col("fetch_reject").is_not_null()).group_by("fetch_reject").len().iter_rows():
                 stats["fetch_rejects_by_reason"][reason] = stats["fetch_rejects_by_reason"].get(reason, 0) + n
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return stats
 
 
@@ -574,8 +531,7 @@ def write_staging(con, day: date, parsed: list[dict]) -> dict:
     shards = [p for p in parsed if p.get("day") == day.isoformat() and all(Path(p[t]).exists() for t in _SCHEMAS)]
     counts = {t: 0 for t in _SCHEMAS}
     covered: set[str] = set()
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with warehouse.transaction(con):
         for table in _SCHEMAS:
             con.execute(f"DELETE FROM staging.{table} WHERE partition_date = ?", [day])
         for shard in shards:
@@ -590,10 +546,6 @@ def write_staging(con, day: date, parsed: list[dict]) -> dict:
             _insert_staging(con, dict(zip(_SCHEMAS, stage_captures(late))), counts, covered)
         copy_reused_rows(con, day)
         account_for_every_fetch(con, day)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return {f"parsed_{t}": n for t, n in counts.items()} | {"pages_parsed_late": len(missing)}
 
 

@@ -18,17 +18,12 @@ def _insert_sql(con: duckdb.DuckDBPyConnection, table: str, sql_name: str, param
                 where_params: list | None = None) -> int:
     """Replace a slice (or all) of ``table`` with the rows of sql/<sql_name>.sql, in one transaction."""
     select = warehouse.read_sql(sql_name)
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with warehouse.transaction(con):
         if where:
             con.execute(f"DELETE FROM {table} WHERE {where}", where_params or [])
         else:
             con.execute(f"DELETE FROM {table}")
         con.execute(f"INSERT INTO {table} BY NAME {select}", params)
-        con.execute("COMMIT")
-    except BaseException:
-        warehouse.rollback(con)  # never hides the failure's own cause
-        raise
     return con.execute(f"SELECT count(*) FROM {table}" + (f" WHERE {where}" if where else ""), where_params or []).fetchall()[0][0]
 
 

@@ -27,9 +27,10 @@ from pathlib import Path
 import duckdb
 
 from pipelines import warehouse
+from pipelines.warehouse import contract
 
 EXPORT_SCHEMAS = ("core", "marts")
-EXPORT_EXCLUDE = {"core.paper_id_registry", "core.author_id_registry"}  # internal bookkeeping
+EXPORT_EXCLUDE = set(contract.ID_REGISTRIES)  # internal bookkeeping
 KEEP_VERSIONS = 14
 
 

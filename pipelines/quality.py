@@ -269,7 +269,7 @@ def load_suites(directory: str | Path | None = None) -> dict[str, Suite]:
 
 @dataclass
 class RuleOutcome:
-    """How one rule fared on one batch (or, merged, on several partitions)."""
+    """How one rule fared on one batch."""
 
     rule: Rule
     success: bool
@@ -304,43 +304,6 @@ class ValidationReport:
     @property
     def unexpected_total(self) -> int:
         return sum(o.unexpected_count or 0 for o in self.failed)
-
-
-def merge_reports(reports: Sequence[ValidationReport]) -> ValidationReport:
-    """One report from the same suite/severity run on several partitions (a ranged backfill run):
-    a rule passes only if it passed on every partition; counts add up; samples are concatenated."""
-    if not reports:
-        raise ValueError("nothing to merge")
-    if len(reports) == 1:
-        return reports[0]
-    first = reports[0]
-    merged: list[RuleOutcome] = []
-    for position, outcome in enumerate(first.outcomes):
-        parts = [r.outcomes[position] for r in reports]
-        samples = [p.sample for p in parts if p.sample is not None and p.sample.height]
-        sample = pl.concat(samples, how="diagonal_relaxed").head(SAMPLE_ROWS) if samples else None
-        elements = [p.element_count for p in parts if p.element_count is not None]
-        unexpected = [p.unexpected_count for p in parts if p.unexpected_count is not None]
-        errors = [p.error for p in parts if p.error]
-        element_count = sum(elements) if elements else None
-        unexpected_count = sum(unexpected) if unexpected else None
-        merged.append(RuleOutcome(
-            rule=outcome.rule,
-            success=all(p.success for p in parts),
-            element_count=element_count,
-            unexpected_count=unexpected_count,
-            unexpected_percent=(100.0 * unexpected_count / element_count) if element_count and unexpected_count is not None else None,
-            observed_value=[p.observed_value for p in parts] if any(p.observed_value is not None for p in parts) else None,
-            sample=sample,
-            error="; ".join(dict.fromkeys(errors)) or None,
-            partitions=tuple(k for p in parts if not p.success for k in p.partitions),
-        ))
-    rows: dict[str, int] = {}
-    for report in reports:
-        for batch, n in report.rows.items():
-            rows[batch] = rows.get(batch, 0) + n
-    return ValidationReport(first.suite, first.table, first.severity, merged, rows,
-                            tuple(k for r in reports for k in r.partitions))
 
 
 # =============================================================================== GX runtime

@@ -384,19 +384,6 @@ def test_a_broken_query_fails_its_rules_with_the_error(con):
     assert not report.passed and "no_such" in report.failed[0].error
 
 
-def test_reports_of_several_partitions_merge():
-    suite = _suite([_exp("expect_column_values_to_be_unique", column="id")], query="SELECT 1 WHERE $partition_date IS NOT NULL")
-    rule = suite.rules[0]
-    day1 = quality.ValidationReport("s", "t", "block", [quality.RuleOutcome(rule, True, 3, 0, partitions=("d1",))],
-                                    {"rows": 3}, ("d1",))
-    day2 = quality.ValidationReport("s", "t", "block", [quality.RuleOutcome(
-        rule, False, 4, 2, sample=pl.DataFrame({"id": ["x", "x"]}), partitions=("d2",))], {"rows": 4}, ("d2",))
-    merged = quality.merge_reports([day1, day2])
-    (outcome,) = merged.outcomes
-    assert not merged.passed and outcome.unexpected_count == 2 and outcome.element_count == 7
-    assert outcome.partitions == ("d2",) and merged.partitions == ("d1", "d2") and merged.rows == {"rows": 7}
-
-
 def test_markdown_tables_escape_pipes_and_cut_long_cells():
     text = quality.markdown_table(pl.DataFrame({"a": ["x|y", "z" * 100], "b": [None, "line\nbreak"]}))
     assert "x\\|y" in text and "line break" in text and "z" * 100 not in text

@@ -1,12 +1,50 @@
-"""Small helpers the assets share: the warehouse pool, transient-only retries, metadata for the UI."""
+"""Small helpers the assets share: the run's night, the warehouse pool, transient-only retries, metadata
+for the UI."""
 
 import functools
 import inspect
+from dataclasses import dataclass
+from datetime import date
 
 import dagster as dg
 import polars as pl
 
 from pipelines import failures
+
+
+
+@dataclass(frozen=True)
+class NightWindow:
+    """The one night a run builds: its partition, the capture date ``day`` (the marts' ``as_of``).
+
+    Worked out once, at the edge, from the Dagster context (``night_window``) and handed down under
+    one name, ``night``: every asset and check that asks "which night" asks that function. The
+    history-wide steps read everything *up to* the night (``partition_date <= night.day``); core may
+    resolve further, up to the latest night already resolved (``core_build.resolution_window_end``).
+    """
+
+    day: date
+
+    @property
+    def key(self) -> str:
+        """The partition key, ``YYYY-MM-DD``."""
+        return self.day.isoformat()
+
+
+def night_window(context) -> NightWindow:
+    """The night the step's run builds, from its (asset, op or check) context. A run covers one night:
+    the job refuses ranged runs (every day is its own run, so a failed day is re-run alone), and a
+    ranged run that reaches a step anyway fails here, in one line, before anything is written."""
+    keys = sorted(context.partition_keys)
+    if len(keys) != 1:
+        span = f"{keys[0]}...{keys[-1]}" if keys else "none"
+        raise dg.Failure(
+            description=f"a run builds one night, this one covers {len(keys)} partitions ({span}): "
+            "launch a backfill instead (one run per night)",
+            allow_retries=False,
+        )
+    return NightWindow(date.fromisoformat(keys[0]))
+
 
 WAREHOUSE_POOL = "warehouse"  # every asset that writes DuckDB: one writer at a time (see dagster_home.yaml)
 

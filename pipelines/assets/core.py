@@ -3,12 +3,14 @@
 import dagster as dg
 
 from pipelines import core_build, warehouse
-from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
+from pipelines.assets.common import WAREHOUSE_POOL, night_window, preview, transient_retries
 from pipelines.identity.overrides import load_overrides
-from pipelines.partitions import daily_partitions, partition_dates
+from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
+from pipelines.warehouse import contract
 
-CORE_TABLES = {
+# What each core asset is, for the UI; the tables themselves are the DDL's (pipelines/warehouse/contract.py).
+DESCRIPTIONS = {
     "papers": "One row per resolved paper: the same paper listed on several profiles or sites is one row, "
     "with its best title, year, category, arXiv id, DOI, the Code flag and how many listings/profiles show it.",
     "paper_identifiers": "The crosswalk: every identifier of every paper (arXiv id with its versions, DOIs, "
@@ -28,7 +30,7 @@ CORE_TABLES = {
     "id_redirects": "Old ids that were merged into another, and identifiers a source replaced "
     "(an OpenAlex work id, a site's paper id): follow old_id → new_id.",
 }
-REGISTRIES = ("paper_id_registry", "author_id_registry")
+CORE_TABLES = [contract.short(t) for t in contract.asset_tables("core")]
 
 
 @dg.multi_asset(
@@ -37,8 +39,8 @@ REGISTRIES = ("paper_id_registry", "author_id_registry")
         dg.AssetSpec(["core", name], deps=[["staging", "listings"], ["staging", "profiles"],
                                            ["enrichment", "author_lists"], ["enrichment", "arxiv_title_searches"],
                                            ["enrichment", "arxiv_works"], ["enrichment", "openalex_works"]],
-                     group_name="core", kinds={"duckdb", "polars"}, description=desc)
-        for name, desc in CORE_TABLES.items()
+                     group_name="core", kinds={"duckdb", "polars"}, description=DESCRIPTIONS[name])
+        for name in CORE_TABLES
     ],
     partitions_def=daily_partitions,
     pool=WAREHOUSE_POOL,
@@ -46,11 +48,11 @@ REGISTRIES = ("paper_id_registry", "author_id_registry")
 @transient_retries
 def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     """Resolve all staged listings and profiles up to the partition; replace the core tables in one transaction."""
-    run_date = max(partition_dates(context))
+    night = night_window(context)
     settings = warehouse_db.settings()
     overrides = load_overrides(settings.overrides)
     with warehouse_db.connect() as con:
-        core, until = core_build.resolve_in_warehouse(con, run_date, overrides, options=warehouse_db.match_options())
+        core, until = core_build.resolve_in_warehouse(con, night.day, overrides, options=warehouse_db.match_options())
         # core.paper_listings is filled in SQL (every night's rows of each listing key): show the table
         listings_preview = warehouse.read_frame(con, "SELECT * FROM core.paper_listings ORDER BY listing_id LIMIT 5")
     stats = core.stats
@@ -95,7 +97,8 @@ def core_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
                          "overrides_unmatched": "\n".join(stats["overrides_unmatched"]) or "none"},
     }
     row_counts = {"paper_listings": stats["paper_listings"]}
-    for name, (frame, cols) in frames.items():
+    for name in CORE_TABLES:
+        frame, cols = frames[name]
         yield dg.MaterializeResult(
             asset_key=["core", name],
             metadata={"dagster/row_count": row_counts.get(name, frame.height), "preview": preview(frame, cols), **extra_meta.get(name, {})},

@@ -20,7 +20,6 @@ say so in their metadata. API failures and a spent budget are reported, never ra
 
 # No ``from __future__ import annotations``: Dagster reads the asset functions' annotations at
 # definition time (context type, resources) and rejects them as strings.
-from datetime import date
 from typing import Any
 
 import dagster as dg
@@ -28,8 +27,8 @@ import polars as pl
 
 from pipelines import enrichment as enrich
 from pipelines import warehouse
-from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
-from pipelines.partitions import daily_partitions, partition_dates
+from pipelines.assets.common import WAREHOUSE_POOL, NightWindow, night_window, preview, transient_retries
+from pipelines.partitions import daily_partitions
 from pipelines.resources.enrichment import EnrichmentResource
 from pipelines.resources.warehouse import WarehouseResource
 
@@ -102,10 +101,9 @@ def _metadata_value(value: Any) -> Any:
     return "none" if value is None else value
 
 
-def _emit(tables: dict, frames: dict[str, list[pl.DataFrame]], common: dict[str, Any]):
+def _emit(tables: dict, frames: dict[str, pl.DataFrame], common: dict[str, Any]):
     for name, (schema, _desc, columns) in tables.items():
-        parts = frames.get(name) or []
-        frame = pl.concat(parts) if parts else enrich.empty(schema)
+        frame = frames[name] if name in frames else enrich.empty(schema)
         yield dg.MaterializeResult(
             asset_key=["enrichment", name],
             metadata={"dagster/row_count": frame.height, "preview": preview(frame, columns),
@@ -113,39 +111,39 @@ def _emit(tables: dict, frames: dict[str, list[pl.DataFrame]], common: dict[str,
         )
 
 
-def _report(reports: dict[date, dict[str, Any]]) -> dict[str, Any]:
-    """One day's report as is; a ranged run's per day."""
-    if len(reports) == 1:
-        return next(iter(reports.values()))
-    return {"by_partition": {d.isoformat(): r for d, r in sorted(reports.items())}}
-
-
-def _warn_rejects(context: dg.AssetExecutionContext, api: str, day: date, report: dict[str, Any]) -> None:
+def _warn_rejects(context: dg.AssetExecutionContext, api: str, night: NightWindow, report: dict[str, Any]) -> None:
     """One warning line per problem: turned-down answers (by reason), and an API given up for the night."""
     if report.get("rejected"):
         reasons = ", ".join(f"{reason} {n}" for reason, n in report["rejected_by_reason"].items())
-        context.log.warning(f"{api} {day}: {report['rejected']} lookups rejected ({reasons}); "
+        context.log.warning(f"{api} {night.key}: {report['rejected']} lookups rejected ({reasons}); "
                             f"see enrichment.{api.lower()}_rejects")
     if report.get("stopped"):
-        context.log.warning(f"{api} stopped for {day}: {report['stopped']}")
+        context.log.warning(f"{api} stopped for {night.key}: {report['stopped']}")
 
 
-def _write_empty(warehouse_db: WarehouseResource, tables: dict, days: list[date]) -> None:
+def _write_night(warehouse_db: WarehouseResource, night: NightWindow,
+                 frames: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Replace the night's slice of the enrichment tables ``frames`` names with their rows (stamped
+    with the night's ``partition_date``), all in one transaction; returns the rows written."""
+    frames = {name: enrich.with_partition(frame, night.day) for name, frame in frames.items()}
     with warehouse_db.connect() as con:
-        for day in days:
-            warehouse.replace_slice(
-                con, [(f"enrichment.{name}", enrich.empty({"partition_date": pl.Date, **schema}))
-                      for name, (schema, _d, _c) in tables.items()],
-                where="partition_date = ?", params=[day],
-            )
+        warehouse.replace_slice(con, [(f"enrichment.{name}", frame) for name, frame in frames.items()],
+                                where="partition_date = ?", params=[night.day])
+    return frames
 
 
-def _staging(con, day: date) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _write_empty(warehouse_db: WarehouseResource, tables: dict, night: NightWindow) -> None:
+    _write_night(warehouse_db, night, {name: enrich.empty(schema) for name, (schema, _d, _c) in tables.items()})
+
+
+def _staging(con, night: NightWindow) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Every staged listing and profile up to the night."""
     listings = warehouse.read_frame(
         con, "SELECT partition_date, source, source_profile_id, title, year, arxiv_id, byline_authors "
-             "FROM staging.listings WHERE partition_date <= ?", [day])
+             "FROM staging.listings WHERE partition_date <= ?", [night.day])
     profiles = warehouse.read_frame(
-        con, "SELECT partition_date, source, source_profile_id, name FROM staging.profiles WHERE partition_date <= ?", [day])
+        con, "SELECT partition_date, source, source_profile_id, name FROM staging.profiles WHERE partition_date <= ?",
+        [night.day])
     return listings, profiles
 
 
@@ -158,42 +156,28 @@ def _staging(con, day: date) -> tuple[pl.DataFrame, pl.DataFrame]:
 @transient_retries
 def arxiv_enrichment(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, enrichment: EnrichmentResource):
     """Fetch arXiv records for the papers listed up to the partition; search titles without an id."""
-    days = partition_dates(context)
+    night = night_window(context)
     status = enrichment.status()
     for warning in status.warnings:
         context.log.warning(warning)
     if not status.enabled:
         context.log.info(f"arXiv enrichment {status.reason}")
-        _write_empty(warehouse_db, ARXIV_TABLES, days)
+        _write_empty(warehouse_db, ARXIV_TABLES, night)
         yield from _emit(ARXIV_TABLES, {}, {"enrichment": status.reason})
         return
     limits = enrichment.limits()
-    frames: dict[str, list[pl.DataFrame]] = {name: [] for name in ARXIV_TABLES}
-    reports: dict[date, dict[str, Any]] = {}
     with enrichment.clients() as api:
-        for day in days:
-            # Read, close, fetch, reopen, write: no DuckDB connection is held while waiting on arXiv.
-            with warehouse_db.connect() as con:
-                listings, profiles = _staging(con, day)
-                searches = warehouse.read_frame(con, "SELECT * FROM enrichment.arxiv_title_searches")
-            result = enrich.enrich_arxiv(api.arxiv, listings=listings, profiles=profiles, searches=searches,
-                                         day=day, limits=limits)
-            works = enrich.with_partition(result.works, day)
-            searched = enrich.with_partition(result.title_searches, day)
-            rejected = enrich.with_partition(result.rejects, day)
-            with warehouse_db.connect() as con:
-                warehouse.replace_slice(
-                    con, [("enrichment.arxiv_works", works), ("enrichment.arxiv_title_searches", searched),
-                          ("enrichment.arxiv_rejects", rejected)],
-                    where="partition_date = ?", params=[day],
-                )
-            frames["arxiv_works"].append(works)
-            frames["arxiv_title_searches"].append(searched)
-            frames["arxiv_rejects"].append(rejected)
-            reports[day] = result.report
-            _warn_rejects(context, "arXiv", day, result.report)
-    yield from _emit(ARXIV_TABLES, frames, {"enrichment": "enabled", "arxiv": _report(reports),
-                                            "api": enrichment.describe()})
+        # Read, close, fetch, reopen, write: no DuckDB connection is held while waiting on arXiv.
+        with warehouse_db.connect() as con:
+            listings, profiles = _staging(con, night)
+            searches = warehouse.read_frame(con, "SELECT * FROM enrichment.arxiv_title_searches")
+        result = enrich.enrich_arxiv(api.arxiv, listings=listings, profiles=profiles, searches=searches,
+                                     day=night.day, limits=limits)
+    out = _write_night(warehouse_db, night, {"arxiv_works": result.works, "arxiv_title_searches": result.title_searches,
+                                             "arxiv_rejects": result.rejects})
+    _warn_rejects(context, "arXiv", night, result.report)
+    yield from _emit(ARXIV_TABLES, out, {"enrichment": "enabled", "arxiv": result.report,
+                                         "api": enrichment.describe()})
 
 
 @dg.multi_asset(
@@ -205,39 +189,29 @@ def arxiv_enrichment(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
 @transient_retries
 def openalex_enrichment(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, enrichment: EnrichmentResource):
     """Look the partition's papers (and their ORCID authors) up in OpenAlex; build the full author lists."""
-    days = partition_dates(context)
+    night = night_window(context)
     status = enrichment.status()
     if not status.enabled:
         context.log.info(f"OpenAlex enrichment {status.reason}")
-        _write_empty(warehouse_db, OPENALEX_TABLES, days)
+        _write_empty(warehouse_db, OPENALEX_TABLES, night)
         yield from _emit(OPENALEX_TABLES, {}, {"enrichment": status.reason})
         return
     limits = enrichment.limits()
-    frames: dict[str, list[pl.DataFrame]] = {name: [] for name in OPENALEX_TABLES}
-    reports: dict[date, dict[str, Any]] = {}
     with enrichment.clients() as api:
-        for day in days:
-            with warehouse_db.connect() as con:
-                listings, profiles = _staging(con, day)
-                searches = warehouse.read_frame(con, "SELECT * FROM enrichment.arxiv_title_searches")
-                arxiv_works = warehouse.read_frame(
-                    con, "SELECT * FROM enrichment.arxiv_works WHERE partition_date = ?", [day])
-                matched = con.execute(
-                    "SELECT DISTINCT title_key FROM enrichment.openalex_works "
-                    "WHERE matched_by = 'title' AND title_key IS NOT NULL AND partition_date <> ?", [day]).fetchall()
-            result = enrich.enrich_openalex(
-                api.openalex, listings=listings, profiles=profiles, searches=searches, arxiv_works=arxiv_works,
-                day=day, limits=limits, previously_matched=[m[0] for m in matched],
-            )
-            out = {"openalex_works": result.works, "openalex_authors": result.authors, "author_lists": result.author_lists,
-                   "openalex_rejects": result.rejects}
-            out = {name: enrich.with_partition(frame, day) for name, frame in out.items()}
-            with warehouse_db.connect() as con:
-                warehouse.replace_slice(con, [(f"enrichment.{name}", frame) for name, frame in out.items()],
-                                        where="partition_date = ?", params=[day])
-            for name, frame in out.items():
-                frames[name].append(frame)
-            reports[day] = result.report
-            _warn_rejects(context, "OpenAlex", day, result.report)
-    yield from _emit(OPENALEX_TABLES, frames, {"enrichment": "enabled", "openalex": _report(reports),
-                                               "api": enrichment.describe()})
+        with warehouse_db.connect() as con:
+            listings, profiles = _staging(con, night)
+            searches = warehouse.read_frame(con, "SELECT * FROM enrichment.arxiv_title_searches")
+            arxiv_works = warehouse.read_frame(
+                con, "SELECT * FROM enrichment.arxiv_works WHERE partition_date = ?", [night.day])
+            matched = con.execute(
+                "SELECT DISTINCT title_key FROM enrichment.openalex_works "
+                "WHERE matched_by = 'title' AND title_key IS NOT NULL AND partition_date <> ?", [night.day]).fetchall()
+        result = enrich.enrich_openalex(
+            api.openalex, listings=listings, profiles=profiles, searches=searches, arxiv_works=arxiv_works,
+            day=night.day, limits=limits, previously_matched=[m[0] for m in matched],
+        )
+    out = _write_night(warehouse_db, night, {"openalex_works": result.works, "openalex_authors": result.authors,
+                                             "author_lists": result.author_lists, "openalex_rejects": result.rejects})
+    _warn_rejects(context, "OpenAlex", night, result.report)
+    yield from _emit(OPENALEX_TABLES, out, {"enrichment": "enabled", "openalex": result.report,
+                                            "api": enrichment.describe()})

@@ -5,14 +5,14 @@ import base64
 import dagster as dg
 
 from pipelines import publish, report
-from pipelines.assets.common import WAREHOUSE_POOL, transient_retries
-from pipelines.partitions import daily_partitions, partition_dates
+from pipelines.assets.common import WAREHOUSE_POOL, night_window, transient_retries
+from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
+from pipelines.warehouse import contract
 
-MART_KEYS = [["marts", n] for n in ("author_metrics", "citations", "paper_scores", "author_scores", "collaboration_edges",
-                                                     "nightly_summary")]
-CORE_KEYS = [["core", n] for n in ("papers", "paper_identifiers", "identifier_rejects", "paper_listings", "authors",
-                                   "author_names", "author_profiles", "authorships", "match_review", "id_redirects")]
+# Every core and mart asset (the tables exported), from the one list of tables.
+MART_KEYS = [contract.asset_key(t) for t in contract.asset_tables("marts")]
+CORE_KEYS = [contract.asset_key(t) for t in contract.asset_tables("core")]
 
 
 @dg.asset(key=["exports", "parquet"], deps=MART_KEYS + CORE_KEYS, group_name="exports", partitions_def=daily_partitions,
@@ -22,9 +22,9 @@ CORE_KEYS = [["core", n] for n in ("papers", "paper_identifiers", "identifier_re
           "atomically, so apps never read a half-written export.")
 @transient_retries
 def exports_parquet(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    day = max(partition_dates(context))
+    night = night_window(context)
     with warehouse_db.connect(read_only=True) as con:
-        info = publish.export_tables(con, warehouse_db.exports_dir, day)
+        info = publish.export_tables(con, warehouse_db.exports_dir, night.day)
     rows = {t: v["rows"] for t, v in info["tables"].items()}
     return dg.MaterializeResult(metadata={
         "path": dg.MetadataValue.path(info["path"]),
@@ -73,10 +73,10 @@ REPORT_CHART_TITLES = {"network": "Collaboration network", "citations_authors": 
           "and the night's check results. Its materialisation shows the main charts here (pipelines/report.py).")
 @transient_retries
 def nightly_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    day = max(partition_dates(context))
+    night = night_window(context)
     with warehouse_db.connect(read_only=True) as con:
-        data = report.gather(con, day, _night_checks(context))
-    folder = publish.export_folder(warehouse_db.exports_dir, day)
+        data = report.gather(con, night.day, _night_checks(context))
+    folder = publish.export_folder(warehouse_db.exports_dir, night.day)
     info = report.write(data, folder, code_version=publish.code_version())
     latest = warehouse_db.exports_dir / "latest" / report.REPORT_FILE
     pictures = {
@@ -86,7 +86,7 @@ def nightly_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
     }
     failed = [c for c in data.checks if not c.passed]
     return dg.MaterializeResult(metadata={
-        "path": dg.MetadataValue.path(str(warehouse_db.exports_dir / day.isoformat() / report.REPORT_FILE)),
+        "path": dg.MetadataValue.path(str(warehouse_db.exports_dir / night.key / report.REPORT_FILE)),
         "latest": dg.MetadataValue.path(str(latest)),
         "bytes": info["bytes"],
         "charts": len(info["charts"]),

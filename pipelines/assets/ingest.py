@@ -3,8 +3,8 @@
 import dagster as dg
 
 from pipelines import landing, warehouse
-from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
-from pipelines.partitions import daily_partitions, partition_dates
+from pipelines.assets.common import WAREHOUSE_POOL, night_window, preview, transient_retries
+from pipelines.partitions import daily_partitions
 from pipelines.resources import PageSourceResource, WarehouseResource
 
 
@@ -25,20 +25,12 @@ from pipelines.resources import PageSourceResource, WarehouseResource
 def page_captures(
     context: dg.AssetExecutionContext, page_source: PageSourceResource, warehouse_db: WarehouseResource
 ) -> dg.MaterializeResult:
-    totals: dict = {"pages": 0, "bytes": 0, "fetch_rejects": 0, "not_modified": 0, "capture_issues": 0,
-                    "by_source": {}, "fetch_rejects_by_reason": {}}
-    days = partition_dates(context)
+    night = night_window(context)
     with warehouse_db.connect() as con:
-        for day in days:
-            stats = landing.land_partition(con, page_source.iter_captures(day), day)
-            for key in ("pages", "bytes", "fetch_rejects", "not_modified", "capture_issues"):
-                totals[key] += stats[key]
-            for group in ("by_source", "fetch_rejects_by_reason"):
-                for name, n in stats[group].items():
-                    totals[group][name] = totals[group].get(name, 0) + n
+        totals = landing.land_partition(con, page_source.iter_captures(night.day), night.day)
         head = warehouse.read_frame(
             con, "SELECT source, source_profile_id, url, byte_size, captured_at FROM raw.page_captures "
-            "WHERE partition_date BETWEEN ? AND ? ORDER BY url LIMIT 5", [days[0], days[-1]])
+            "WHERE partition_date = ? ORDER BY url LIMIT 5", [night.day])
     context.log.info(f"landed {totals['pages']} pages from {page_source.describe()}")
     if totals["fetch_rejects"] or totals["capture_issues"]:
         reasons = ", ".join(f"{r} {n}" for r, n in sorted(totals["fetch_rejects_by_reason"].items()))

@@ -3,8 +3,8 @@
 import dagster as dg
 
 from pipelines import marts, warehouse
-from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
-from pipelines.partitions import daily_partitions, partition_dates
+from pipelines.assets.common import WAREHOUSE_POOL, night_window, preview, transient_retries
+from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
 
 CORE = lambda *names: [["core", n] for n in names]  # noqa: E731
@@ -28,14 +28,13 @@ def _result(con, table: str, columns: list[str], **extra) -> dg.MaterializeResul
           "SQL: sql/marts/author_metrics.sql")
 @transient_retries
 def author_metrics(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    night = night_window(context)
     with warehouse_db.connect() as con:
-        for day in partition_dates(context):
-            marts.build_author_metrics(con, day)
-        days = partition_dates(context)
+        marts.build_author_metrics(con, night.day)
         flagged = con.execute(
             "SELECT count(*) FILTER (h_index_implausible), count(*) FILTER (listing_incomplete), "
             "count(*) FILTER (recomputed_h_index IS NOT NULL) "
-            "FROM marts.author_metrics WHERE as_of BETWEEN ? AND ?", [days[0], days[-1]]).fetchall()[0]
+            "FROM marts.author_metrics WHERE as_of = ?", [night.day]).fetchall()[0]
         return _result(con, "marts.author_metrics",
                        ["source", "profile_name", "reported_h_index", "recomputed_h_index", "citation_coverage",
                         "h_index_implausible", "listing_incomplete"],
@@ -106,8 +105,8 @@ def collaboration_edges(context: dg.AssetExecutionContext, warehouse_db: Warehou
           "The nightly report draws the nights from it. SQL: sql/marts/nightly_summary.sql")
 @transient_retries
 def nightly_summary(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    night = night_window(context)
     with warehouse_db.connect() as con:
-        for day in partition_dates(context):
-            marts.build_nightly_summary(con, day)
+        marts.build_nightly_summary(con, night.day)
         return _result(con, "marts.nightly_summary",
                        ["as_of", "pages", "profiles", "rejects", "review_paper_pairs", "review_author_pairs"])

@@ -19,8 +19,8 @@ import dagster as dg
 import polars as pl
 
 from pipelines import landing, warehouse
-from pipelines.assets.common import WAREHOUSE_POOL, preview, transient_retries
-from pipelines.partitions import partition_dates, daily_partitions
+from pipelines.assets.common import WAREHOUSE_POOL, NightWindow, night_window, preview, transient_retries
+from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
 from pipelines.settings import Settings
 
@@ -45,21 +45,21 @@ def plan_parse_shards(context: dg.OpExecutionContext, warehouse_db: WarehouseRes
     settings = warehouse_db.settings()
     landing.sweep_work_dirs(settings.parse_work_dir)  # shards left by failed, abandoned runs
     work = settings.parse_work_dir / context.run_id
+    night = night_window(context)
     with warehouse_db.connect() as con:
-        for day in partition_dates(context):
-            plan = landing.plan_parse(con, day, work, shard_pages=settings.parse_shard_pages)
-            context.log.info(
-                f"{day}: {plan['pages_to_parse']} pages to parse in {len(plan['shards'])} shard(s), "
-                f"{plan['pages_unchanged_reused']} unchanged pages to copy"
-            )
-            # Always at least one item per day, so the write step runs (and copies the unchanged
-            # pages) even on a night where nothing needs parsing.
-            shards = plan["shards"] or [{"day": day.isoformat(), "path": None, "pages": 0}]
-            for k, shard in enumerate(shards):
-                yield dg.DynamicOutput(
-                    {**shard, "reused": plan["pages_unchanged_reused"] if k == 0 else 0},
-                    mapping_key=f"d{day:%Y%m%d}_s{k:05d}",
-                )
+        plan = landing.plan_parse(con, night.day, work, shard_pages=settings.parse_shard_pages)
+    context.log.info(
+        f"{night.key}: {plan['pages_to_parse']} pages to parse in {len(plan['shards'])} shard(s), "
+        f"{plan['pages_unchanged_reused']} unchanged pages to copy"
+    )
+    # Always at least one item, so the write step runs (and copies the unchanged pages) even on a
+    # night where nothing needs parsing.
+    shards = plan["shards"] or [{"day": night.key, "path": None, "pages": 0}]
+    for k, shard in enumerate(shards):
+        yield dg.DynamicOutput(
+            {**shard, "reused": plan["pages_unchanged_reused"] if k == 0 else 0},
+            mapping_key=f"d{night.day:%Y%m%d}_s{k:05d}",
+        )
 
 
 @dg.op(
@@ -91,11 +91,10 @@ def parse_shard(context: dg.OpExecutionContext, shard: dict) -> dict:
 )
 @transient_retries
 def write_staging(context: dg.OpExecutionContext, warehouse_db: WarehouseResource, parsed: list[dict]):
-    days = partition_dates(context)
+    night = night_window(context)
     with warehouse_db.connect() as con:
-        for day in days:
-            landing.write_staging(con, day, [p for p in parsed if p.get("pages")])
-        profile_meta, listing_meta, reject_meta, issue_meta = _metadata(con, days)
+        landing.write_staging(con, night.day, [p for p in parsed if p.get("pages")])
+        profile_meta, listing_meta, reject_meta, issue_meta = _metadata(con, night)
     # The folders the shards were written to (a re-execution reuses its parent run's shards).
     for folder in {Path(p["profiles"]).parent for p in parsed if p.get("profiles")}:
         shutil.rmtree(folder, ignore_errors=True)
@@ -108,10 +107,10 @@ def write_staging(context: dg.OpExecutionContext, warehouse_db: WarehouseResourc
     yield dg.Output(None, "quality_issues", metadata=issue_meta)
 
 
-def _metadata(con, days) -> tuple[dict, dict, dict, dict]:
-    """What the partition(s) now hold, parsed or copied: figures by SQL, a few rows for the preview."""
-    span = "partition_date BETWEEN ? AND ?"
-    window = [days[0], days[-1]]
+def _metadata(con, night: NightWindow) -> tuple[dict, dict, dict, dict]:
+    """What the night now holds, parsed or copied: figures by SQL, a few rows for the preview."""
+    span = "partition_date = ?"
+    window = [night.day]
 
     def figure(sql: str) -> object:
         return warehouse.scalar(con, sql.format(span=span), window)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional
 
 import dagster as dg
 
@@ -43,22 +43,16 @@ class GreatExpectationsResource(dg.ConfigurableResource):
         con,
         table: str,
         *,
-        partition_dates: Optional[Sequence[date]] = None,
+        partition_date: Optional[date] = None,
         severities: Iterable[str] = quality.SEVERITIES,
     ) -> dict[str, quality.ValidationReport]:
-        """Validate ``table``'s suite on the warehouse connection ``con``.
-
-        A partitioned suite runs once per partition date of the run (one for a nightly run, several
-        for a ranged backfill run) and the reports are merged; a whole-table suite runs once.
-        """
+        """Validate ``table``'s suite on the warehouse connection ``con``: a partitioned suite on the
+        run's night (``partition_date``), a whole-table suite on the table as it stands."""
         suite = self.suite(table)
         severities = tuple(severities)
         if not suite.partitioned:
             return quality.run_suite(con, suite, severities=severities, sample_rows=self.sample_rows)
-        if not partition_dates:
+        if partition_date is None:
             raise ValueError(f"{table}: its suite validates one partition, but the run has no partition")
-        per_day = [
-            quality.run_suite(con, suite, partition_date=day, severities=severities, sample_rows=self.sample_rows)
-            for day in sorted(partition_dates)
-        ]
-        return {severity: quality.merge_reports([r[severity] for r in per_day]) for severity in per_day[0]}
+        return quality.run_suite(con, suite, partition_date=partition_date, severities=severities,
+                                 sample_rows=self.sample_rows)

@@ -376,18 +376,7 @@ def build_world(params: CorpusParams) -> World:
     n_people = n_holders + int(math.ceil(NONPROFILE_PER_PROFILE * n_holders))
 
     # --- communities ----------------------------------------------------------------------
-    sizes = []
-    total = 0
-    while total < n_people:
-        batch = np.clip(np.round(rng.lognormal(np.log(18), 0.55, 1024)), 5, 200).astype(np.int64)
-        sizes.append(batch)
-        total += int(batch.sum())
-    sizes = np.concatenate(sizes)
-    cut = int(np.searchsorted(np.cumsum(sizes), n_people))
-    sizes = sizes[:cut + 1].copy()
-    sizes[-1] -= int(sizes.sum()) - n_people
-    if sizes[-1] <= 0:
-        sizes = sizes[:-1]
+    sizes = _community_sizes(rng, n_people)
     n_comm = len(sizes)
     field_keys = list(FIELD_WEIGHTS)
     fw = np.array([FIELD_WEIGHTS[k] for k in field_keys], dtype=float)
@@ -524,6 +513,71 @@ def build_world(params: CorpusParams) -> World:
     known_ptr = np.concatenate(([0], np.cumsum(np.bincount(r_page, minlength=n_pages))))
 
     # --- titles (python: string work) ----------------------------------------------------
+    titles, methods, expansions = _titles(params, n_papers, paper_field, slots, twin_of, twin_src, latex,
+                                          r_paper[listed], month_key, num)
+
+    has_name = np.array([bool(m) for m in methods])
+    has_exp = np.array([bool(e) for e in expansions])
+    propose_bank = np.where(has_exp & (rng.random(n_papers) < 0.5), 1, np.where(has_name, 0, 2))
+    # in batches: the planner's temporaries are ~0.5 kB per paper
+    plans = [plan_abstracts(rng, propose_bank[lo:lo + 100_000], code_in_abstract[lo:lo + 100_000])
+             for lo in range(0, n_papers, 100_000)]
+    plan = np.concatenate([p for p, _ in plans]) if plans else np.zeros((0, PLAN_COLS), np.int16)
+    plan_mask = np.concatenate([m for _, m in plans]) if plans else np.zeros(0, np.int64)
+    del plans
+
+    # --- people's names -------------------------------------------------------------------
+    names = _names(params, n_people, n_papers, a_paper, a_person, r_paper, holders, person_culture)
+
+    # names shown, ids, urls, files
+    page_name, page_profile_id, page_url = _page_names_and_urls(params, names, page_person, page_site, page_dup)
+    page_html = rng.random(n_pages) < params.html_share
+    page_bad = _assign_bad_pages(rng, n_pages, params.bad_page_share)
+    width = max(3, len(str(n_pages - 1)))
+    page_file = [
+        f"{i:0{width}d}_{hashlib.sha256(url.encode()).hexdigest()[:16]}.{'html' if h else 'txt'}"
+        for i, (url, h) in enumerate(zip(page_url, page_html.tolist()))
+    ]
+
+    return World(
+        params=params, capture_day=capture_day, community_field=comm_field,
+        names=names, person_community=person_comm, person_activity=activity, person_has_profile=has_profile,
+        paper_ptr=ptr, paper_authors=a_person.astype(np.int64), paper_field=paper_field, paper_category=cat,
+        paper_day=day, paper_version=version, paper_bz_type=bz_type, paper_bz_venue=bz_venue,
+        paper_bz_year=bz_year, paper_has_code=has_code, paper_code_in_abstract=code_in_abstract,
+        paper_score=score, paper_citations=citations, paper_arxiv_month=month_key, paper_arxiv_number=num, paper_work_id=work_id,
+        paper_twin_of=twin_of, paper_title=titles, paper_method=methods, paper_expansion=expansions,
+        paper_slots=slots, paper_numbers=numbers, paper_number_style=number_style, paper_plan=plan,
+        paper_plan_mask=plan_mask, paper_propose_bank=propose_bank,
+        page_person=page_person, page_site=page_site, page_duplicate=page_dup, page_html=page_html,
+        page_bad=page_bad, page_known_ptr=known_ptr, page_known=r_paper, page_listed=listed,
+        page_name=page_name, page_profile_id=page_profile_id, page_url=page_url, page_file=page_file,
+    )
+
+
+def _community_sizes(rng: np.random.Generator, n_people: int) -> np.ndarray:
+    """Community sizes (lognormal, 5 to 200 people) adding up to ``n_people``."""
+    sizes = []
+    total = 0
+    while total < n_people:
+        batch = np.clip(np.round(rng.lognormal(np.log(18), 0.55, 1024)), 5, 200).astype(np.int64)
+        sizes.append(batch)
+        total += int(batch.sum())
+    sizes = np.concatenate(sizes)
+    cut = int(np.searchsorted(np.cumsum(sizes), n_people))
+    sizes = sizes[:cut + 1].copy()
+    sizes[-1] -= int(sizes.sum()) - n_people
+    if sizes[-1] <= 0:
+        sizes = sizes[:-1]
+    return sizes
+
+
+def _titles(params: CorpusParams, n_papers: int, paper_field: np.ndarray, slots: np.ndarray, twin_of: np.ndarray,
+            twin_src: np.ndarray, latex: np.ndarray, needed_papers: np.ndarray, month_key: np.ndarray,
+            num: np.ndarray) -> tuple[list[str], list[str], list[str]]:
+    """Titles (python: string work, from a random stream of their own), with the method name and the
+    acronym expansion each uses, for the papers some page lists (``needed_papers``) and the originals of
+    listed near-twins."""
     trng = random.Random(params.seed * 1_000_003 + 17)
     titles: list[str] = [""] * n_papers
     methods: list[str] = [""] * n_papers
@@ -536,7 +590,7 @@ def build_world(params: CorpusParams) -> World:
     # Only papers some page lists (and the originals of listed near-twins) are ever shown:
     # the others stay latent (authorship, counts) and get no title, which keeps big worlds cheap.
     needed = np.zeros(n_papers, dtype=bool)
-    needed[r_paper[listed]] = True
+    needed[needed_papers] = True
     needed[twin_of[needed & (twin_of >= 0)]] = True
     for p in np.flatnonzero(needed).tolist():
         f = vocab.FIELDS[field_l[p]]
@@ -563,21 +617,14 @@ def build_world(params: CorpusParams) -> World:
             title = f"{title} ({arxiv_id(int(month_key[p]), int(num[p]))})"
         seen.add(title.casefold())
         titles[p], methods[p], expansions[p] = title, method, expansion
-    del seen
+    return titles, methods, expansions
 
-    has_name = np.array([bool(m) for m in methods])
-    has_exp = np.array([bool(e) for e in expansions])
-    propose_bank = np.where(has_exp & (rng.random(n_papers) < 0.5), 1, np.where(has_name, 0, 2))
-    # in batches: the planner's temporaries are ~0.5 kB per paper
-    plans = [plan_abstracts(rng, propose_bank[lo:lo + 100_000], code_in_abstract[lo:lo + 100_000])
-             for lo in range(0, n_papers, 100_000)]
-    plan = np.concatenate([p for p, _ in plans]) if plans else np.zeros((0, PLAN_COLS), np.int16)
-    plan_mask = np.concatenate([m for _, m in plans]) if plans else np.zeros(0, np.int64)
-    del plans
 
-    # --- people's names -------------------------------------------------------------------
+def _names(params: CorpusParams, n_people: int, n_papers: int, a_paper: np.ndarray, a_person: np.ndarray,
+           r_paper: np.ndarray, holders: np.ndarray, person_culture: np.ndarray) -> list[PersonName | None]:
+    """Names (from a random stream of their own) for everyone who authors a paper some page knows
+    (owners, bylines, new co-authors) and every profile holder."""
     nrng = random.Random(params.seed * 1_000_033 + 29)
-    # Names for everyone who authors a paper some page knows (owners, bylines, new co-authors).
     named = np.zeros(n_people, dtype=bool)
     known_papers = np.zeros(n_papers, dtype=bool)
     known_papers[r_paper] = True
@@ -587,8 +634,14 @@ def build_world(params: CorpusParams) -> World:
     cultures = person_culture.tolist()
     for i in np.flatnonzero(named).tolist():
         names[i] = make_name(nrng, CULTURE_NAMES[cultures[i]])
+    return names
 
-    # names shown, ids, urls, files
+
+def _page_names_and_urls(params: CorpusParams, names: list, page_person: np.ndarray, page_site: np.ndarray,
+                        page_dup: np.ndarray) -> tuple[list[str], list[str], list[str]]:
+    """Each page's name as shown (Scholar Feed the canonical form, BZPEER the habitual one, a duplicate
+    BZPEER profile another variant), its profile id and its url."""
+    n_pages = len(page_person)
     page_name = []
     for person, site, is_dup in zip(page_person.tolist(), page_site.tolist(), page_dup.tolist()):
         nm = names[person]
@@ -610,28 +663,7 @@ def build_world(params: CorpusParams) -> World:
             pid = str(int(sf_num[i]))
             page_url.append(f"https://www.scholarfeed.org/author/{pid}")
         page_profile_id.append(pid)
-    page_html = rng.random(n_pages) < params.html_share
-    page_bad = _assign_bad_pages(rng, n_pages, params.bad_page_share)
-    width = max(3, len(str(n_pages - 1)))
-    page_file = [
-        f"{i:0{width}d}_{hashlib.sha256(url.encode()).hexdigest()[:16]}.{'html' if h else 'txt'}"
-        for i, (url, h) in enumerate(zip(page_url, page_html.tolist()))
-    ]
-
-    return World(
-        params=params, capture_day=capture_day, community_field=comm_field,
-        names=names, person_community=person_comm, person_activity=activity, person_has_profile=has_profile,
-        paper_ptr=ptr, paper_authors=a_person.astype(np.int64), paper_field=paper_field, paper_category=cat,
-        paper_day=day, paper_version=version, paper_bz_type=bz_type, paper_bz_venue=bz_venue,
-        paper_bz_year=bz_year, paper_has_code=has_code, paper_code_in_abstract=code_in_abstract,
-        paper_score=score, paper_citations=citations, paper_arxiv_month=month_key, paper_arxiv_number=num, paper_work_id=work_id,
-        paper_twin_of=twin_of, paper_title=titles, paper_method=methods, paper_expansion=expansions,
-        paper_slots=slots, paper_numbers=numbers, paper_number_style=number_style, paper_plan=plan,
-        paper_plan_mask=plan_mask, paper_propose_bank=propose_bank,
-        page_person=page_person, page_site=page_site, page_duplicate=page_dup, page_html=page_html,
-        page_bad=page_bad, page_known_ptr=known_ptr, page_known=r_paper, page_listed=listed,
-        page_name=page_name, page_profile_id=page_profile_id, page_url=page_url, page_file=page_file,
-    )
+    return page_name, page_profile_id, page_url
 
 
 def _draw_authorship(rng, activity, sizes, comm_start, person_comm, has_profile, n_people):

@@ -157,18 +157,13 @@ def migrate_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
                for column, definition in columns.items() if column not in stored[table]]
     if not missing:
         return []
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         for table, column, definition in missing:
             definition = re.sub(r"\bNOT NULL\b|\bUSING COMPRESSION \w+", "", definition, flags=re.I).strip()
             con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
         for table, column, _ in missing:
             if (table, column) in _BACKFILL:
                 con.execute(_BACKFILL[(table, column)])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return [f"{table}.{column}" for table, column, _ in missing]
 
 
@@ -196,18 +191,13 @@ def migrate_compression(con: duckdb.DuckDBPyConnection) -> list[str]:
     stale = [t for t in declared if t in stored and "USING COMPRESSION" not in stored[t].upper()]
     if not stale:
         return []
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         for table in stale:
             schema, name = table.split(".")
             con.execute(f"ALTER TABLE {table} RENAME TO {name}__before_migration")
             con.execute(declared[table])
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {schema}.{name}__before_migration")
             con.execute(f"DROP TABLE {schema}.{name}__before_migration")
-        con.execute("COMMIT")
-    except BaseException:
-        rollback(con)
-        raise
     return stale
 
 
@@ -253,8 +243,7 @@ def replace_slice(
     table is replaced. ``after`` runs inside the same transaction (extra SQL writes). All tables
     change together or not at all.
     """
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         for table, frame in writes:
             if where is None:
                 con.execute(f"DELETE FROM {table}")
@@ -263,10 +252,6 @@ def replace_slice(
             insert_frame(con, table, frame)
         if after is not None:
             after()
-        con.execute("COMMIT")
-    except BaseException:
-        rollback(con)
-        raise
 
 
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
@@ -281,6 +266,20 @@ def rollback(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("ROLLBACK")
     except duckdb.Error:
         pass
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One transaction around the block: BEGIN, COMMIT when it ends, ROLLBACK when it (or the COMMIT)
+    raises — through ``rollback``, so the failure's own cause is what surfaces, never DuckDB's
+    "cannot rollback" aftermath. Every multi-statement write goes through here."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+        con.execute("COMMIT")
+    except BaseException:
+        rollback(con)
+        raise
 
 
 def scalar(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[object] = ()) -> object:
