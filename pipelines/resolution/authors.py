@@ -13,10 +13,10 @@ Names alone never merge two mentions. How it works:
    OpenAlex author id. Two different ORCIDs are never one person.
 2. **Same paper**: two mentions on one ``paper_id`` with compatible names (``names.py``:
    initials, diacritics, hyphens, family-first order) are one person — the owner of a profile
-   and their own byline entry, or one byline seen on two sites (two different ``source``
-   values) — unless they are two entries of one byline: listed side by side (one name among the
-   other's co-authors), or two byline mentions from one source or none named (an author signs
-   a paper once; a truncated co-author list must not hide it). A profile owner is *not* matched
+   and their own byline entry, or one byline seen on several listings — unless they are two
+   entries of one byline: listed side by side (one name among the other's co-authors), or two
+   rows of one paper that name no source (two names on one document; a truncated co-author list
+   must not hide it). A profile owner is *not* matched
    to a merely similar byline name: when a truncated byline (``et al.``) hides the owner,
    ``Yunquan Zhang`` never becomes ``Yuchen Zhang``. An owner compatible with two co-listed
    byline names is ambiguous and left for review.
@@ -253,15 +253,15 @@ def _co_listed(m: _Mentions, i: int, j: int) -> bool:
 
 
 def _one_record(m: _Mentions, i: int, j: int) -> bool:
-    """Two byline mentions of one paper that cannot be one authorship read twice: neither is a
-    profile owner, and no two different sources list them. An author signs a paper once, so two
-    byline mentions on it are one person only when two sites show the paper (a site writes its
-    byline one way); from one source, or none named (a benchmark's signatures), they are two
-    entries of one byline, even when a truncated co-author list (a collaboration's first 50
-    names) hides that each is among the other's co-authors."""
+    """Two byline mentions of one paper that are two names on it: neither is a profile owner and
+    neither names a source. A row is one name on one document, so without a source two rows of
+    one paper are two of its authors (a benchmark's signatures), even when a truncated co-author
+    list (a collaboration's first 50 names) hides that each is among the other's co-authors. A
+    named source may list one paper more than once (on each co-author's profile, re-rendered
+    from night to night), so there only the byline itself (co-listing) tells two entries apart."""
     if m.owner[i] or m.owner[j]:
         return False
-    return not (m.source[i] and m.source[j] and m.source[i] != m.source[j])
+    return not m.source[i] and not m.source[j]
 
 
 def _same_paper_candidates(m: _Mentions) -> pl.DataFrame:
