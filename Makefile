@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test dev screenshots bench bench-resolution install clean
+.PHONY: demo test dev screenshots bench bench-resolution cluster-demo install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,13 @@ bench: $(STAMP)
 # Author and paper matcher quality on public data (INSPIRE-HEP, DBLP-Scholar, Cora) and a synthetic set.
 bench-resolution: $(STAMP)
 	$(BIN)/python scripts/bench_resolution.py
+
+# Not part of `make test`: one synthetic 10k night on two Celery workers with the instance on PostgreSQL
+# (both from Debian packages, started on 127.0.0.1 in a temporary folder and stopped at the end), then the
+# same night in one process; every table compared (docs/scaling.md, deploy/README.md). CLUSTER_ARGS="--profiles 1000".
+cluster-demo: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,cluster]'
+	$(BIN)/python scripts/cluster_demo.py $(CLUSTER_ARGS)
 
 clean:
 	rm -rf $(VENV) .dagster_home warehouse/*.duckdb warehouse/exports

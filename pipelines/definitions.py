@@ -13,24 +13,35 @@ from pipelines.checks import build_quality_checks
 from pipelines.partitions import daily_partitions
 from pipelines.resources import EnrichmentResource, WarehouseResource, page_source_from_env
 from pipelines.resources.great_expectations import GreatExpectationsResource
-from pipelines.runs import guarded_executor
+from pipelines.executors import build_executor, default_execution
+from pipelines.settings import Settings
 
 # Every asset, one module per layer, with what the UI shows about it: column schemas from the DDL and
 # the data dictionary, owners, tags, code versions, freshness policies (pipelines/assets/describe.py).
 all_assets = describe.load([ingest, staging, enrichment, core, marts, exports])
 
-# The default run config: one process per run (see the executor note below). A run can switch to
-# {"execution": {"config": {"multiprocess": {"max_concurrent": N}}}} in the launchpad or in
-# `dg launch --config`, and then parses its shards side by side. (`dg launch --partition` does not
-# apply a partitioned job's config; the executor's own default is in-process for that reason.)
-IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
+# The default run config: one process per run (see the executor note below), unless
+# SCHOLARHOUSE_EXECUTOR names another executor (read here, as the definitions load: the code server,
+# the Celery workers and a run's process must see the same value). A run can switch with its own
+# config, e.g. {"execution": {"config": {"multiprocess": {"max_concurrent": N}}}} in the launchpad or in
+# `dg launch --config`, and then parses its shards side by side; {"celery": {"broker": ...}} hands every
+# step to Celery workers (deploy/celery/). (`dg launch --partition` does not apply a partitioned job's
+# config, so the executor's own default follows the setting too.)
+
+
+def default_execution_config() -> dict:
+    """The executor's config a run gets when its own config names none (SCHOLARHOUSE_EXECUTOR)."""
+    executor = Settings.one_from_env("executor")
+    broker = Settings.one_from_env("celery_broker") if executor == "celery" else None
+    return default_execution(executor, broker)
+
 
 refresh_job = dg.define_asset_job(
     "nightly_refresh",
     selection=dg.AssetSelection.all(),
     partitions_def=daily_partitions,
-    config=IN_PROCESS,
-    executor_def=guarded_executor,  # dagster's multi_or_in_process, in process by default, guarded (runs.py)
+    config={"execution": {"config": default_execution_config()}},
+    executor_def=build_executor(default_execution_config()),  # in process unless configured (executors.py)
     description="Everything for one capture date: land pages, parse, resolve, build marts and exports.",
 )
 
@@ -63,9 +74,9 @@ defs = dg.Definitions(
     # (staging) can run side by side. In-process is the default, for UI materialisations and
     # asset backfills too: a multiprocess run pays a fresh Python (dagster, Polars, DuckDB, Great
     # Expectations imports) per step, which only pays off when a night has many parse shards.
-    # nightly_refresh uses multi_or_in_process (guarded: pipelines/runs.py), so one of its runs can
-    # choose multiprocess in its run config; the same definitions run on the Celery/Kubernetes
-    # executors (docs/scaling.md).
+    # nightly_refresh uses scholarhouse_executor (pipelines/executors.py), so one of its runs can
+    # choose multiprocess, celery or k8s in its run config (or SCHOLARHOUSE_EXECUTOR its default):
+    # the same definitions run on Celery workers and Kubernetes (deploy/, docs/scaling.md).
     # The pool applies to every executor: each step claims the slot from the instance.
     executor=dg.in_process_executor,
 )

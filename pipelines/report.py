@@ -218,12 +218,22 @@ def score_distributions_chart(report: Report):
         .drop_nulls("value").with_columns(pl.col("measure").replace(SCORE_LABELS))
     if not long.height:
         return _nothing(title, "no scores yet")
-    return alt.Chart(long).mark_bar(opacity=0.85).encode(
-        x=alt.X("value:Q", bin=alt.Bin(extent=[0, 100], step=10), title="score"),
-        y=alt.Y("count():Q", title="authors"),
+    # Counted here, not by Vega-Lite: the chart carries 10 bins per measure, not one row per author
+    # (Altair refuses data over 5,000 rows, and a 10k-profile night has 50,000 author scores).
+    # Bins of 10 over [0, 100], the last one closed, as alt.Bin(extent=[0, 100], step=10) draws them.
+    binned = long.with_columns(start=(pl.col("value").clip(0, 100) // 10 * 10).clip(0, 90).cast(pl.Int32)) \
+        .group_by("measure", "start").agg(authors=pl.len()).with_columns(end=pl.col("start") + 10) \
+        .sort("measure", "start")
+    return alt.Chart(binned).mark_bar(opacity=0.85).encode(
+        x=alt.X("start:Q", bin="binned", scale=alt.Scale(domain=[0, 100]), title="score"),
+        x2="end:Q",
+        y=alt.Y("authors:Q", title="authors"),
         color=alt.Color("measure:N", legend=None),
         row=alt.Row("measure:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-        tooltip=["measure:N", "count():Q"]).properties(title=title, width=WIDTH, height=90)
+        tooltip=["measure:N", "start:Q", "end:Q", "authors:Q"]).properties(title=title, width=WIDTH, height=90)
+
+
+SCATTER_POINTS = 1_500  # per kind of pair at most (a seeded sample beyond): three kinds stay under Altair's 5,000 rows
 
 
 def score_relation_chart(report: Report):
@@ -243,6 +253,10 @@ def score_relation_chart(report: Report):
                                   pl.col("novelty_score").alias("ours"), pl.lit("paper: Scholar Feed score").alias("pair")))
     if not parts:
         return _nothing(title, "no item has both a reported score and ours yet")
+    sampled = [f"{p['pair'][0]}: {SCATTER_POINTS:,} of {p.height:,}" for p in parts if p.height > SCATTER_POINTS]
+    parts = [p.sample(SCATTER_POINTS, seed=0) if p.height > SCATTER_POINTS else p for p in parts]
+    if sampled:
+        title = f"{title} (a sample — {'; '.join(sampled)})"
     data = pl.concat(parts, how="vertical_relaxed")
     scale = alt.Scale(domain=[0, 100])
     return alt.Chart(data).mark_point(filled=True, size=70).encode(

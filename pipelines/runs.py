@@ -13,7 +13,8 @@ so every later run waits for that slot forever. Who clears it:
   (``run_monitoring.free_slots_after_run_end_seconds`` in ``dagster_home.yaml``);
 - *without one* (``make demo``, ``dg launch``, a second run started by hand), and for runs the
   code server did not launch: every run, as it starts, looks at the instance's unfinished runs and
-  the pools' holders (``free_dead_runs``) — in the job's executor (``guarded_executor``), before any
+  the pools' holders (``free_dead_runs``) — in the job's executor (``GuardedExecutor``, as ``pipelines/executors.py`` builds it for in-process and
+  multiprocess runs), before any
   step claims a slot, or, for runs that bypass the job's executor (``execute_in_process``, as
   ``make demo`` does; ``dg.materialize``), as the warehouse resource is set up. A run whose worker
   process is gone is marked failed through ``instance.report_run_failed`` and its slots are freed
@@ -374,21 +375,3 @@ class GuardedExecutor(Executor):
         finally:
             if guard is not None:
                 guard.stop()
-
-
-def _guarded(init_context) -> Executor:
-    return GuardedExecutor(dg.multi_or_in_process_executor.executor_creation_fn(init_context))
-
-
-# Dagster's multi_or_in_process_executor with two differences: it runs in process unless a run asks
-# for ``multiprocess`` (Dagster's own default is multiprocess, which `dg launch` and the launchpad
-# used even though the job's partitioned config says in_process), and it is guarded as above.
-guarded_executor = dg.ExecutorDefinition(
-    name="multi_or_in_process_executor",
-    config_schema=dg.Field(dg.multi_or_in_process_executor.config_schema.config_type,
-                           default_value={"in_process": {}}),
-    requirements=dg.multi_or_in_process_executor._requirements_fn,  # noqa: SLF001 - same requirements
-    executor_creation_fn=_guarded,
-    description="In process by default, multiprocess when asked; dead runs cleared at the start, pool waits "
-    "guarded (pipelines/runs.py).",
-)

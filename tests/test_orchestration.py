@@ -151,7 +151,7 @@ def test_the_nightly_job_covers_every_asset_and_check_in_one_process(defs, asset
         assert asset_graph.get(key).partitions_def == daily_partitions, key
     # one process per run by default (a process per step re-imports everything for every step);
     # a run may ask for the multiprocess executor to parse shards side by side
-    assert job.executor_def.name == "multi_or_in_process_executor"
+    assert job.executor_def.name == "scholarhouse_executor"
     run_config = job.partitioned_config.get_run_config_for_partition_key("2026-11-21")
     assert run_config == {"execution": {"config": {"in_process": {}}}}
 

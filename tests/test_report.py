@@ -107,3 +107,26 @@ def test_the_nights_chart_draws_a_night_without_rejects_as_zero():
 ])
 def test_the_checks_table_says_each_result_in_words(checks, expected):
     assert expected in report._checks_table(checks)
+
+
+def test_the_score_charts_draw_a_large_night():
+    """A 10k-profile night has ~50,000 author scores and ~15,000 paper scores: Altair refuses a chart
+    with over 5,000 rows of data, which failed exports/report on that night (found by make cluster-demo).
+    The distributions are counted before drawing and the scatter is a seeded sample."""
+    from datetime import date
+
+    n = 20_000
+    authors = pl.DataFrame({
+        "author_id": [f"A{i}" for i in range(n)], "display_name": [f"Person {i}" for i in range(n)],
+        "reported_novelty_pct": [float(i % 101) for i in range(n)], "reported_ai_score": [float(i % 97) for i in range(n)],
+        "computed_novelty": [float(i % 89) for i in range(n)]})
+    papers = pl.DataFrame({"title": [f"Paper {i}" for i in range(n)], "reported_score": [float(i % 100) for i in range(n)],
+                           "novelty_score": [float(i % 83) for i in range(n)]})
+    r = report.Report(as_of=date(2026, 11, 23), frames={"author_scores": authors, "paper_scores": papers})
+    dist = report.score_distributions_chart(r).to_dict()
+    rows = dist["datasets"][next(iter(dist["datasets"]))]
+    assert len(rows) <= 30 and sum(row["authors"] for row in rows) == 3 * n  # at most 10 bins per measure, every author counted
+    assert {row["start"] for row in rows} == set(range(0, 100, 10))
+    relation = report.score_relation_chart(r).to_dict()
+    points = relation["datasets"][next(iter(relation["datasets"]))]
+    assert len(points) == 3 * report.SCATTER_POINTS and "a sample" in relation["title"]

@@ -20,17 +20,18 @@ import polars as pl
 
 from pipelines import landing, warehouse
 from pipelines.assets.common import WAREHOUSE_POOL, NightWindow, night_window, preview, transient_retries
+from pipelines.executors import DISTRIBUTED, executor_kind
 from pipelines.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
 from pipelines.settings import Settings
 
 
 def _parse_workers(context: dg.OpExecutionContext) -> int | None:
-    """One parse process per shard step when the run already runs steps side by side (the
-    executor is the parallelism); otherwise the shard uses a process pool of its own, of
-    SCHOLARHOUSE_PARSE_WORKERS processes (None: landing.parse_workers decides)."""
-    execution = (context.run_config.get("execution") or {}).get("config") or {}
-    return 1 if "multiprocess" in execution else Settings.one_from_env("parse_workers")
+    """One parse process per shard step when the run already runs steps side by side (multiprocess,
+    Celery, Kubernetes: the executor is the parallelism); otherwise the shard uses a process pool of
+    its own, of SCHOLARHOUSE_PARSE_WORKERS processes (None: landing.parse_workers decides)."""
+    kind = executor_kind(context.run_config, default=Settings.one_from_env("executor"))
+    return 1 if kind in DISTRIBUTED else Settings.one_from_env("parse_workers")
 
 
 @dg.op(
