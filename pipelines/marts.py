@@ -274,8 +274,10 @@ def build_marts(con: duckdb.DuckDBPyConnection, as_of: date, *, timer=None,
     with timer.stage("marts"):
         counts["marts.author_metrics"] = build_author_metrics(con, as_of)
         counts["marts.citations"] = build_citations(con)
-        counts["marts.paper_scores"] = build_paper_scores(con, as_of, novelty_window=novelty_window,
-                                                          epoch_days=epoch_days, new_epoch=new_epoch).rows
+        night = build_paper_scores(con, as_of, novelty_window=novelty_window, epoch_days=epoch_days,
+                                   new_epoch=new_epoch)
+        counts["marts.paper_scores"] = night.rows
+        counts["papers scored tonight"] = night.scored  # every paper on a new epoch's night
         counts["marts.author_scores"] = build_author_scores(con)
         counts["marts.collaboration_edges"] = build_collaboration_edges(con)
         counts["marts.nightly_summary"] = build_nightly_summary(con, as_of)
