@@ -94,6 +94,8 @@ def count_earlier(
 def _drop_unshared_columns(matrix: sp.csr_matrix) -> sp.csr_matrix:
     """Remove columns with fewer than two non-zeros (they add nothing to any row-row product)
     and renumber the rest in order."""
+    if matrix.nnz == 0:  # e.g. a category whose papers have no terms at all
+        return sp.csr_matrix((matrix.shape[0], 0), dtype=matrix.dtype)
     if matrix.nnz < matrix.shape[1]:
         # fewer entries than columns (e.g. a category of a large corpus): count by sorting,
         # not with a bincount as wide as all the columns
