@@ -356,3 +356,19 @@ def test_incremental_night_on_the_paths_a_large_corpus_takes(monkeypatch):
     scored = night(state, papers, **kw)
     full = ep.score_epoch(papers, model=state["model"], **kw).scores
     assert scored.equals(full.filter(pl.col("paper_id").is_in(scored["paper_id"].implode())))
+
+
+def test_an_epoch_fitted_on_papers_without_terms_serves_the_next_night(con):
+    """Titles of stopwords only: the epoch's vocabulary is empty, and the next night still loads it
+    and scores its arrival (it once refused an empty vocabulary: 'term ids are not 0..n-1')."""
+    empty = pl.DataFrame([{"paper_id": f"E{i}", "title": "The of and", "abstract": None, "category": "cs.LG",
+                           "year": 2020, "pub_date": None} for i in range(3)], schema=SCHEMA)
+    load_core(con, empty)
+    assert marts.build_paper_scores(con, D1).mode == "new epoch"
+    assert warehouse.scalar(con, "SELECT count(*) FROM cache.novelty_terms") == 0
+    arrival = pl.DataFrame([{"paper_id": "E9", "title": "quantum kernels", "abstract": None, "category": "cs.LG",
+                             "year": 2021, "pub_date": None}], schema=SCHEMA)
+    load_core(con, pl.concat([empty, arrival]))
+    out = marts.build_paper_scores(con, D2)
+    assert (out.mode, out.scored) == ("incremental", 1)
+    assert scores(con).filter(pl.col("paper_id") == "E9")["new_terms"][0].to_list() == ["kernels", "quantum"]

@@ -70,7 +70,7 @@ class NoveltyModel:
     @classmethod
     def from_frames(cls, n_docs: int, terms: pl.DataFrame, bigrams: pl.DataFrame) -> "NoveltyModel":
         terms = terms.sort("term_id")
-        if not terms.height or terms["term_id"].to_numpy()[-1] != terms.height - 1:
+        if terms.height and terms["term_id"].to_numpy()[-1] != terms.height - 1:  # empty: no terms met yet
             raise ValueError("the epoch's term ids are not 0..n-1")
         codes = (bigrams["first_id"].cast(pl.Int64).to_numpy() << 32) | bigrams["second_id"].cast(pl.Int64).to_numpy()
         order = np.argsort(codes, kind="stable")
