@@ -3,13 +3,23 @@ No Dagster imports; the assets call these with an open connection."""
 
 from __future__ import annotations
 
-from datetime import date
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
 
 import duckdb
 import polars as pl
 
 from pipelines import warehouse
-from pipelines.scoring import METHOD_VERSION, score_paper_novelty
+from pipelines.scoring import METHOD_VERSION
+from pipelines.scoring.epoch import (
+    EPOCH_DAYS,
+    EpochInfo,
+    NoveltyModel,
+    new_epoch_reason,
+    score_arrivals,
+    score_epoch,
+)
+from pipelines.scoring.novelty import default_window
 
 MAX_AUTHORS_FOR_EDGES = 100
 
@@ -69,39 +79,188 @@ def build_author_scores(con: duckdb.DuckDBPyConnection) -> int:
     return _insert_sql(con, "marts.author_scores", "marts/author_scores", {"method_version": METHOD_VERSION})
 
 
-def paper_scores_frame(con: duckdb.DuckDBPyConnection, *, novelty_window: int | None | str = "default") -> pl.DataFrame:
-    """``novelty_window``: the setting ``SCHOLARHOUSE_NOVELTY_WINDOW`` (see ``score_paper_novelty``)."""
-    papers = warehouse.read_frame(con, "SELECT paper_id, title, abstract, category, year, pub_date FROM core.papers")
-    # The score a listing shows now: its current row's, like every other paper field (the core
-    # step's rule, sql/core/current_listings.sql: the newest night, then the smallest listing_id);
-    # an older night's score of a listing is history, not what the page reports.
-    reported = warehouse.read_frame(con, """
-        SELECT paper_id, max(listing_score) AS reported_score, 'scholarfeed' AS reported_score_source
-        FROM (
-            SELECT pl.paper_id, l.listing_score
-            FROM core.paper_listings pl JOIN staging.listings l USING (listing_id)
-            QUALIFY row_number() OVER (PARTITION BY l.listing_key ORDER BY l.partition_date DESC, l.listing_id) = 1
-        )
-        WHERE listing_score IS NOT NULL
-        GROUP BY paper_id
-    """)
-    scores = score_paper_novelty(papers, window=novelty_window)
-    # What the pages say about the paper, carried through (core.papers): the site's Code flag, and
-    # whether the year the score is grouped by was inferred from year-less dates.
-    flags = warehouse.read_frame(con, "SELECT paper_id, has_code, year_inferred FROM core.papers")
-    return scores.join(reported, on="paper_id", how="left").join(flags, on="paper_id", how="left")
+@dataclass
+class PaperScoresNight:
+    """What ``build_paper_scores`` did: a new epoch (``reason``) or an incremental night."""
+
+    epoch_id: str
+    mode: str  # "new epoch" | "incremental"
+    reason: str | None
+    scored: int  # papers scored tonight
+    removed: int  # score rows of papers gone from core.papers
+    kept: int  # score rows kept as they were
+    cold_start: int  # of the papers scored tonight
+    rows: int  # marts.paper_scores rows after the night
 
 
-def build_paper_scores(con: duckdb.DuckDBPyConnection, *, novelty_window: int | None | str = "default") -> pl.DataFrame:
-    frame = paper_scores_frame(con, novelty_window=novelty_window)
+def _current_epoch(con: duckdb.DuckDBPyConnection) -> tuple[EpochInfo | None, int]:
+    """The newest epoch (any scorer version) and its paper count."""
+    rows = con.execute("SELECT epoch_id, method_version, fitted_on, novelty_window, papers FROM cache.novelty_epochs "
+                       "ORDER BY fitted_at DESC, epoch_id DESC LIMIT 1").fetchall()
+    if not rows:
+        return None, 0
+    row = rows[0]
+    return EpochInfo(row[0], row[1], row[2], row[3]), int(row[4])
+
+
+def _write_reports(con: duckdb.DuckDBPyConnection) -> None:
+    """Refresh what the pages say (sql/marts/paper_score_reports.sql) on the rows where it changed."""
+    con.execute(f"""
+        UPDATE marts.paper_scores s
+        SET reported_score = r.reported_score, reported_score_source = r.reported_score_source,
+            has_code = r.has_code, year_inferred = r.year_inferred
+        FROM ({warehouse.read_sql("marts/paper_score_reports")}) r
+        WHERE s.paper_id = r.paper_id
+          AND (s.reported_score IS DISTINCT FROM r.reported_score
+               OR s.reported_score_source IS DISTINCT FROM r.reported_score_source
+               OR s.has_code IS DISTINCT FROM r.has_code OR s.year_inferred IS DISTINCT FROM r.year_inferred)""")
+
+
+def _score_rows(con: duckdb.DuckDBPyConnection, scores: pl.DataFrame, epoch_id: str, as_of: date) -> pl.DataFrame:
     columns = warehouse.table_columns(con, "marts.paper_scores")
-    frame = frame.select([c for c in columns if c in frame.columns])
-    warehouse.replace_slice(con, [("marts.paper_scores", frame)])
-    return frame
+    frame = scores.with_columns(epoch_id=pl.lit(epoch_id), scored_on=pl.lit(as_of, dtype=pl.Date),
+                                method_version=pl.lit(METHOD_VERSION))  # the version the epoch is keyed by
+    return frame.select([c for c in columns if c in frame.columns])
+
+
+def _keyed(frame: pl.DataFrame, epoch_id: str) -> pl.DataFrame:
+    return frame.with_columns(epoch_id=pl.lit(epoch_id), method_version=pl.lit(METHOD_VERSION))
+
+
+NOVELTY_MODEL_TABLES = ("cache.novelty_terms", "cache.novelty_bigrams", "cache.novelty_tokens")
+
+
+def build_paper_scores(con: duckdb.DuckDBPyConnection, as_of: date, *, novelty_window: int | None | str = "default",
+                       epoch_days: int | None = EPOCH_DAYS, new_epoch: bool = False) -> PaperScoresNight:
+    """Score the papers that have no score under the current novelty epoch (docs/scoring.md, "Epochs").
+
+    A new epoch — vocabulary and IDF fitted on tonight's corpus, every paper re-scored — when there is
+    none yet, the scorer's version or the window changed, the epoch is ``epoch_days`` old (the setting
+    ``SCHOLARHOUSE_NOVELTY_EPOCH_DAYS``), or ``new_epoch`` (on demand: the run tag). Otherwise only new
+    papers, papers whose inputs changed (sql/marts/paper_score_inputs.sql's digest) and papers whose
+    nearest earlier paper is gone are scored, against tonight's corpus; every other row is kept. The
+    reported columns follow the pages every night. One transaction; a re-run of the night changes nothing.
+    """
+    window = default_window() if novelty_window == "default" else novelty_window
+    papers = warehouse.read_frame(con, warehouse.read_sql("marts/paper_score_inputs"))
+    current, fitted_papers = _current_epoch(con)
+    reason = new_epoch_reason(current, as_of, method_version=METHOD_VERSION, novelty_window=window,
+                              epoch_days=epoch_days, asked=new_epoch)
+    if reason is None:
+        stored = warehouse.read_frame(con, """
+            SELECT t.paper_id, t.inputs_digest, s.paper_id IS NOT NULL AS has_score, s.nearest_paper_id
+            FROM cache.novelty_tokens t
+            LEFT JOIN marts.paper_scores s ON s.paper_id = t.paper_id AND s.epoch_id = t.epoch_id
+                                           AND s.method_version = t.method_version
+            WHERE t.epoch_id = ? AND t.method_version = ?""", [current.epoch_id, METHOD_VERSION])
+        scored_rows = warehouse.scalar(con, "SELECT count(*) FROM marts.paper_scores")
+        if stored.height == 0 or scored_rows != stored.filter(pl.col("has_score")).height:
+            reason = "the stored scores and the epoch's tokens disagree"
+    if reason is not None:
+        return _new_epoch(con, papers, as_of, window, reason)
+
+    live = papers.select("paper_id")
+    nearest_gone = stored.filter(pl.col("nearest_paper_id").is_not_null()).join(
+        live, left_on="nearest_paper_id", right_on="paper_id", how="anti")["paper_id"]
+    current_state = papers.select("paper_id", "inputs_digest").join(
+        stored.filter(pl.col("has_score")).select("paper_id", stored_digest="inputs_digest"), on="paper_id", how="left")
+    to_score = pl.concat([
+        current_state.filter(pl.col("stored_digest").is_null() | (pl.col("stored_digest") != pl.col("inputs_digest")))["paper_id"],
+        nearest_gone.filter(nearest_gone.is_in(live["paper_id"].implode())),
+    ]).unique()
+    removed = stored.join(live, on="paper_id", how="anti")["paper_id"]
+    dropped = pl.concat([to_score, removed]).unique()
+    epoch_id = current.epoch_id
+    new_rows = new_tokens = None
+    appended_terms = pl.DataFrame()
+    if to_score.len():
+        model = NoveltyModel.from_frames(
+            fitted_papers,
+            warehouse.read_frame(con, "SELECT term_id, stem, surface, df FROM cache.novelty_terms "
+                                      "WHERE epoch_id = ? AND method_version = ?", [epoch_id, METHOD_VERSION]),
+            warehouse.read_frame(con, "SELECT first_id, second_id, df FROM cache.novelty_bigrams "
+                                      "WHERE epoch_id = ? AND method_version = ?", [epoch_id, METHOD_VERSION]))
+        con.register("_novelty_dropped", pl.DataFrame({"paper_id": dropped}).to_arrow())
+        try:
+            tokens = warehouse.read_frame(con, """
+                SELECT paper_id, title_terms, abstract_terms FROM cache.novelty_tokens
+                WHERE epoch_id = ? AND method_version = ? AND paper_id NOT IN (SELECT paper_id FROM _novelty_dropped)""",
+                [epoch_id, METHOD_VERSION])
+            group = warehouse.read_frame(con, """
+                SELECT paper_id, category, year, novelty_raw, new_terms_share, new_term_pairs_share
+                FROM marts.paper_scores WHERE paper_id NOT IN (SELECT paper_id FROM _novelty_dropped)""")
+        finally:
+            con.unregister("_novelty_dropped")
+        night = score_arrivals(papers.drop("inputs_digest"), to_score, model, tokens, group, window=window)
+        new_rows = _score_rows(con, night.scores, epoch_id, as_of)
+        new_tokens = _keyed(night.tokens.join(papers.select("paper_id", "inputs_digest"), on="paper_id"), epoch_id)
+        # stems met tonight for the first time, and stems whose readable word got shorter
+        old_terms = model.terms_frame().select("term_id", old_surface="surface")
+        appended_terms = _keyed(night.model.terms_frame().join(old_terms, on="term_id", how="left").filter(
+            pl.col("old_surface").is_null() | (pl.col("old_surface") != pl.col("surface"))).drop("old_surface"), epoch_id)
+
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if dropped.len():
+            con.register("_novelty_dropped", pl.DataFrame({"paper_id": dropped}).to_arrow())
+            con.execute("DELETE FROM marts.paper_scores WHERE paper_id IN (SELECT paper_id FROM _novelty_dropped)")
+            con.execute("DELETE FROM cache.novelty_tokens WHERE epoch_id = ? AND method_version = ? "
+                        "AND paper_id IN (SELECT paper_id FROM _novelty_dropped)", [epoch_id, METHOD_VERSION])
+            con.unregister("_novelty_dropped")
+        if new_rows is not None:
+            warehouse.insert_frame(con, "marts.paper_scores", new_rows)
+            warehouse.insert_frame(con, "cache.novelty_tokens", new_tokens)
+        if appended_terms.height:
+            con.register("_novelty_terms", appended_terms.select("term_id").to_arrow())
+            con.execute("DELETE FROM cache.novelty_terms WHERE epoch_id = ? AND method_version = ? "
+                        "AND term_id IN (SELECT term_id FROM _novelty_terms)", [epoch_id, METHOD_VERSION])
+            con.unregister("_novelty_terms")
+            warehouse.insert_frame(con, "cache.novelty_terms", appended_terms)
+        _write_reports(con)
+        con.execute("COMMIT")
+    except BaseException:
+        warehouse.rollback(con)
+        raise
+    rows = warehouse.scalar(con, "SELECT count(*) FROM marts.paper_scores")
+    return PaperScoresNight(epoch_id, "incremental", None, 0 if new_rows is None else new_rows.height, removed.len(),
+                            rows - (0 if new_rows is None else new_rows.height),
+                            0 if new_rows is None else int(new_rows["cold_start"].sum() or 0), rows)
+
+
+def _new_epoch(con: duckdb.DuckDBPyConnection, papers: pl.DataFrame, as_of: date, window: int | None,
+               reason: str) -> PaperScoresNight:
+    """Fit a new epoch on tonight's corpus and re-score every paper (replacing the old epoch's model)."""
+    epoch_id = as_of.isoformat()
+    fitted = score_epoch(papers.drop("inputs_digest"), window=window)
+    rows = _score_rows(con, fitted.scores, epoch_id, as_of)
+    tokens = _keyed(fitted.tokens.join(papers.select("paper_id", "inputs_digest"), on="paper_id"), epoch_id)
+    epoch_row = pl.DataFrame([{
+        "epoch_id": epoch_id, "method_version": METHOD_VERSION, "fitted_on": as_of, "papers": fitted.model.idf.n_docs,
+        "terms": len(fitted.model.vocabulary), "bigrams": len(fitted.model.idf.bigram_codes),
+        "novelty_window": window, "reason": reason, "fitted_at": datetime.now(timezone.utc)}],
+        schema={"epoch_id": pl.String, "method_version": pl.String, "fitted_on": pl.Date, "papers": pl.Int64,
+                "terms": pl.Int64, "bigrams": pl.Int64, "novelty_window": pl.Int64, "reason": pl.String,
+                "fitted_at": pl.Datetime("us", "UTC")})
+
+    def epoch_history() -> None:
+        con.execute("DELETE FROM cache.novelty_epochs WHERE epoch_id = ? AND method_version = ?",
+                    [epoch_id, METHOD_VERSION])
+        warehouse.insert_frame(con, "cache.novelty_epochs", epoch_row)
+        _write_reports(con)
+
+    warehouse.replace_slice(con, [
+        ("marts.paper_scores", rows),
+        ("cache.novelty_terms", _keyed(fitted.model.terms_frame(), epoch_id)),
+        ("cache.novelty_bigrams", _keyed(fitted.model.bigrams_frame(), epoch_id)),
+        ("cache.novelty_tokens", tokens),
+    ], after=epoch_history)
+    return PaperScoresNight(epoch_id, "new epoch", reason, rows.height, 0, 0, int(rows["cold_start"].sum() or 0),
+                            rows.height)
 
 
 def build_marts(con: duckdb.DuckDBPyConnection, as_of: date, *, timer=None,
-                novelty_window: int | None | str = "default") -> dict[str, int]:
+                novelty_window: int | None | str = "default", epoch_days: int | None = EPOCH_DAYS,
+                new_epoch: bool = False) -> dict[str, int]:
     """Every mart, in dependency order (what `make bench` times; the assets run them one by one)."""
     from pipelines.profiling import StageTimer
 
@@ -110,7 +269,10 @@ def build_marts(con: duckdb.DuckDBPyConnection, as_of: date, *, timer=None,
     with timer.stage("marts"):
         counts["marts.author_metrics"] = build_author_metrics(con, as_of)
         counts["marts.citations"] = build_citations(con)
-        counts["marts.paper_scores"] = build_paper_scores(con, novelty_window=novelty_window).height
+        night = build_paper_scores(con, as_of, novelty_window=novelty_window, epoch_days=epoch_days,
+                                   new_epoch=new_epoch)
+        counts["marts.paper_scores"] = night.rows
+        counts["papers scored tonight"] = night.scored  # every paper on a new epoch's night
         counts["marts.author_scores"] = build_author_scores(con)
         counts["marts.collaboration_edges"] = build_collaboration_edges(con)
         counts["marts.nightly_summary"] = build_nightly_summary(con, as_of)

@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 from pipelines.identity.overrides import DEFAULT_OVERRIDES
 from pipelines.landing import SHARD_PAGES
 from pipelines.resolution.authors import BATCH_MENTIONS
+from pipelines.scoring.epoch import EPOCH_DAYS
 from pipelines.scoring.novelty import NOVELTY_WINDOW
 from pipelines.sources.folder import BUNDLED_SAMPLES
 from pipelines.warehouse import DEFAULT_WAREHOUSE, DUCKDB_MEMORY_LIMIT
@@ -194,6 +195,12 @@ class Settings:
         "SCHOLARHOUSE_NOVELTY_WINDOW", NOVELTY_WINDOW, "integer \\| `none`", f"{NOVELTY_WINDOW:,}",
         "how many of its most recent earlier papers (same category) a paper's novelty is compared with; "
         "`none` (or `0`) = every earlier paper (exact, quadratic in the largest category)", _window)
+    novelty_epoch_days: int | None = _setting(
+        "SCHOLARHOUSE_NOVELTY_EPOCH_DAYS", EPOCH_DAYS, "integer \\| `none`", f"{EPOCH_DAYS}",
+        "days a novelty epoch lasts: a night scores only the papers it brings (with the epoch's vocabulary and "
+        "IDF) and keeps every other score; the first night this many days after the epoch was fitted fits a "
+        "new one and re-scores every paper (so does a new scorer version, a new window, or a run tagged "
+        "`scholarhouse/novelty_epoch=new`); `none` (or `0`) = only then (docs/scoring.md, \"Epochs\")", _window)
     duckdb_memory_limit: str = _setting(
         "SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT", DUCKDB_MEMORY_LIMIT, "DuckDB size", f"`{DUCKDB_MEMORY_LIMIT}`",
         "DuckDB's buffer pool (it spills to `<warehouse>.tmp` beyond); empty for DuckDB's default, 80% of RAM",

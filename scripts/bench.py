@@ -129,7 +129,8 @@ def run_night(wh: Path, captures: Path, day: date, exports_dir: Path) -> tuple[d
         land = landing.land_partition(con, FolderSource(captures).iter_captures(day), day, timer=timer)
         staged = landing.stage_partition(con, day, timer=timer, shard_pages=s.parse_shard_pages, workers=s.parse_workers)
         core, _ = core_build.resolve_in_warehouse(con, day, Overrides(), timer=timer, options=options)
-        marts.build_marts(con, day, timer=timer, novelty_window=s.novelty_window)
+        mart_counts = marts.build_marts(con, day, timer=timer, novelty_window=s.novelty_window,
+                                        epoch_days=s.novelty_epoch_days)
     with timer.stage("exports"), warehouse.connect(wh, read_only=True, memory_limit=s.duckdb_memory_limit) as con:
         publish.export_tables(con, exports_dir, day)
     with timer.stage("exports"):
@@ -156,7 +157,8 @@ def run_night(wh: Path, captures: Path, day: date, exports_dir: Path) -> tuple[d
              "peak_mb": round(max([s.get("peak_mb", 0) for s in merged.values()] + [peak_memory_mb() or 0]), 1),
              "peak_with_workers_mb": round(max([s.get("peak_with_workers_mb", 0) for s in merged.values()]
                                                + [peak_memory_mb() or 0]), 1),
-             "papers": core.papers.height, "authors": core.authors.height, "warehouse_mb": stored_mb}
+             "papers": core.papers.height, "authors": core.authors.height, "warehouse_mb": stored_mb,
+             "novelty_scored": mart_counts.get("papers scored tonight")}
     return night, core
 
 
@@ -246,7 +248,8 @@ def bench_size(profiles: int, work: Path, seed: int, splink: bool, incremental_s
             nights.append({"night": i + 2, "day": day.isoformat(), "end_to_end_s": n["end_to_end_s"],
                            "ratio_to_full": n["ratio_to_full"],
                            "stages": {k: v.get("seconds", 0) for k, v in n["stages"].items()},
-                           "warehouse_mb": n["warehouse_mb"], "quality": n["quality"]})
+                           "warehouse_mb": n["warehouse_mb"], "novelty_scored": n.get("novelty_scored"),
+                           "quality": n["quality"]})
         result["incremental_nights"] = nights
     shutil.rmtree(corpus, ignore_errors=True)
     return result
@@ -292,12 +295,13 @@ def render(results: list[dict], meta: dict) -> str:
     grown = [r for r in results if len(r.get("incremental_nights", [])) > 1]
     if grown:
         lines += ["", "1 % nights in a row (night 2 is the incremental night above; each later night changes another 1 %):", "",
-                  "| profiles | night | seconds | / full night | " + " | ".join(STAGES) + " | stored MB |",
-                  "| ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in STAGES) + " | ---: |"]
+                  "| profiles | night | seconds | / full night | " + " | ".join(STAGES) + " | stored MB | papers scored |",
+                  "| ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in STAGES) + " | ---: | ---: |"]
         for r in grown:
             for n in r["incremental_nights"]:
                 lines.append(f"| {r['profiles']:,} | {n['night']} | {n['end_to_end_s']:.1f} | {n['ratio_to_full']:.2f} | "
-                             + " | ".join(f"{n['stages'].get(st, 0):.1f}" for st in STAGES) + f" | {n['warehouse_mb']} |")
+                             + " | ".join(f"{n['stages'].get(st, 0):.1f}" for st in STAGES) + f" | {n['warehouse_mb']} | "
+                             + f"{n.get('novelty_scored') if n.get('novelty_scored') is not None else ''} |")
     ratios = [(a["profiles"], b["profiles"], round(b["full"]["end_to_end_s"] / max(a["full"]["end_to_end_s"], 1e-9), 2))
               for a, b in zip(results, results[1:])]
     if ratios:

@@ -627,3 +627,20 @@ def test_drop_unshared_columns_keeps_every_product(n_cols):
     assert dropped.shape == (40, int((used >= 2).sum()))
     # the kept columns, in order: every row-row product between different rows is unchanged
     np.testing.assert_array_equal(dropped.toarray(), dense[:, used >= 2].astype(np.float32))
+
+
+def test_a_category_whose_papers_have_no_terms_next_to_one_that_has():
+    """Stopword-only titles in one category while another has terms: every paper is scored (this
+    once stopped the scorer with an IndexError in the similarity search's column pruning)."""
+    papers = frame(
+        [
+            paper("a1", "Quantum kernels", year=2020),
+            paper("a2", "Quantum kernels again", year=2021),
+            paper("b1", "The of", category="cs.CL", year=2020),
+            paper("b2", "And the", category="cs.CL", year=2021),
+        ]
+    )
+    s = by_id(score_paper_novelty(papers))
+    assert s["b2"]["novelty_raw"] == 1.0 and s["b2"]["neighbours_compared"] == 1 and s["b2"]["nearest_paper_id"] is None
+    assert s["a2"]["nearest_paper_id"] == "a1"
+    assert (neighbours_module._drop_unshared_columns(sp.csr_matrix((3, 5), dtype=np.float32)).shape == (3, 0))

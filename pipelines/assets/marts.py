@@ -58,19 +58,29 @@ def citations(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource
                        rows_by_measure=dg.MetadataValue.json(by_measure))
 
 
+# A run tagged with this key and the value "new" fits a new novelty epoch (every paper re-scored).
+NEW_EPOCH_TAG = "scholarhouse/novelty_epoch"
+
+
 @dg.asset(key=["marts", "paper_scores"], deps=CORE("papers", "paper_listings"),
           kinds={"duckdb", "polars"}, **COMMON,
           description="Per paper: the score sources report (Scholar Feed) and our own novelty score — distance "
           "to the most similar earlier papers in the same category (TF-IDF), its percentile within category "
-          "and year, and the share of new terms. Definition: docs/scoring.md")
+          "and year, and the share of new terms. Scored once, when the paper arrives, with the vocabulary and "
+          "IDF of the current epoch (epoch_id); every paper is re-scored in a new epoch: weekly "
+          "(SCHOLARHOUSE_NOVELTY_EPOCH_DAYS), on a new scorer version, or for a run tagged "
+          f"{NEW_EPOCH_TAG}=new. Definition: docs/scoring.md")
 @transient_retries
 def paper_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    window = warehouse_db.settings().novelty_window
+    settings = warehouse_db.settings()
+    asked = context.run.tags.get(NEW_EPOCH_TAG, "").strip().lower() == "new"
     with warehouse_db.connect() as con:
-        frame = marts.build_paper_scores(con, novelty_window=window)
+        night = marts.build_paper_scores(con, partition_dates(context)[-1], novelty_window=settings.novelty_window,
+                                         epoch_days=settings.novelty_epoch_days, new_epoch=asked)
         return _result(con, "marts.paper_scores", ["paper_id", "category", "novelty_raw", "novelty_percentile", "novelty_score"],
-                       method_version=marts.METHOD_VERSION, cold_start=int(frame["cold_start"].sum() or 0)
-                       if "cold_start" in frame.columns else 0)
+                       method_version=marts.METHOD_VERSION, epoch_id=night.epoch_id, mode=night.mode,
+                       new_epoch_reason=night.reason or "", papers_scored_tonight=night.scored,
+                       scores_kept=night.kept, scores_removed=night.removed, cold_start=night.cold_start)
 
 
 @dg.asset(key=["marts", "author_scores"], deps=[["marts", "paper_scores"], *CORE("authors", "authorships", "author_profiles")],

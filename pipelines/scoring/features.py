@@ -30,7 +30,7 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
-from pipelines.scoring.terms import TokenStream
+from pipelines.scoring.terms import TermSequences, TokenStream
 
 # At most this many distinct title terms (in title order) form title pairs: bounds the
 # quadratic pair count for freakishly long titles (20 terms -> 190 pairs).
@@ -53,6 +53,7 @@ class TimeKeys:
 class TfidfMatrices:
     similarity: sp.csr_matrix  # float32, L2-normalised rows; entries of columns used once removed
     unigram: sp.csr_matrix  # float32, the unigram columns (term ids) with the same weights
+    idf: "IdfTable | None" = None  # the document frequencies the weights used (these papers' own, or the given)
 
 
 def doc_batches(n_docs: int, batch_docs: int) -> Iterator[tuple[int, int]]:
@@ -105,6 +106,15 @@ def positions_in(sorted_values: np.ndarray, values: np.ndarray) -> np.ndarray:
     out = np.empty(len(values), dtype=np.int64)
     out[order] = np.searchsorted(sorted_values, values[order])
     return out
+
+
+def member_positions(sorted_set: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mask of the ``values`` found in ``sorted_set``, their positions in it). Membership by a
+    hash set (Polars), then binary search for the hits only: most values usually miss."""
+    if len(values) == 0 or len(sorted_set) == 0:
+        return np.zeros(len(values), dtype=bool), np.empty(0, dtype=np.int64)
+    hit = pl.Series(values, dtype=pl.Int64).is_in(pl.Series(sorted_set, dtype=pl.Int64).implode()).to_numpy()
+    return hit, positions_in(sorted_set, values[hit])
 
 
 def count_matrix(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
@@ -174,14 +184,17 @@ def _column_counts(block: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _weigh_block(
-    block: sp.csr_matrix, df: np.ndarray, n_docs: int, v: int
+    block: sp.csr_matrix, df: np.ndarray, n_docs: int, v: int, idf_df: np.ndarray | None = None
 ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """TF-IDF weights of a count block, L2-normalised per row (over all its columns).
 
+    ``df``: papers of this corpus using each column; ``idf_df`` / ``n_docs``: the document
+    frequencies and paper count the IDF is taken from (an epoch's, ``IdfTable``; None: ``df``).
     Returns (unigram view: the term columns; similarity view: the columns used by at least two
-    papers, same numbering)."""
+    papers of this corpus, same numbering)."""
     used_by = df[block.indices]
-    idf = np.log((1.0 + n_docs) / (1.0 + used_by)) + 1.0
+    weigh_by = used_by if idf_df is None else idf_df[block.indices]
+    idf = np.log((1.0 + n_docs) / (1.0 + weigh_by)) + 1.0
     weights = (1.0 + np.log(block.data.astype(np.float64))) * idf
     rows = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
     norms = np.sqrt(np.bincount(rows, weights=weights * weights, minlength=block.shape[0]))
@@ -228,11 +241,59 @@ def _distinct_bigrams(tokens: TokenStream, batches: list[tuple[int, int]], pool,
     return sorted_unique(np.concatenate([merged, *pending])) if pending else merged
 
 
-def tfidf_matrices(tokens: TokenStream, *, batch_docs: int = 50_000, n_threads: int = 1) -> TfidfMatrices:
+@dataclass(frozen=True)
+class IdfTable:
+    """Document frequencies an IDF is taken from (what a novelty epoch fits on its corpus).
+
+    ``term_df[t]``: papers using term id t (ids beyond the array: 0); ``bigram_codes``: sorted
+    codes ``first << 32 | second`` of the ordered adjacent term pairs used, ``bigram_df`` the
+    papers using each; ``n_docs``: N."""
+
+    n_docs: int
+    term_df: np.ndarray
+    bigram_codes: np.ndarray
+    bigram_df: np.ndarray
+
+    def column_df(self, v: int, bigram_codes: np.ndarray) -> np.ndarray:
+        """The df of the columns of a matrix over ``v`` term ids and the bigrams ``bigram_codes``
+        (codes ``first * v + second``, as tfidf_matrices numbers them); unknown ones: 0."""
+        terms = np.zeros(v, dtype=np.int64)
+        known = min(v, len(self.term_df))
+        terms[:known] = self.term_df[:known]
+        wide = (bigram_codes // max(v, 1)) << 32 | (bigram_codes % max(v, 1))
+        position = np.searchsorted(self.bigram_codes, wide)
+        inside = position < len(self.bigram_codes)
+        found = np.zeros(len(wide), dtype=bool)
+        found[inside] = self.bigram_codes[position[inside]] == wide[inside]
+        bigrams = np.where(found, self.bigram_df[np.minimum(position, max(len(self.bigram_df) - 1, 0))]
+                           if len(self.bigram_df) else 0, 0)
+        return np.concatenate([terms, bigrams.astype(np.int64)])
+
+
+def fit_idf(tokens: TokenStream, *, batch_docs: int = 50_000, n_threads: int = 1) -> IdfTable:
+    """The document frequencies of ``tokens``' terms and ordered adjacent bigrams (an epoch's fit)."""
+    v, n = tokens.n_terms, tokens.n_docs
+    batches = list(doc_batches(n, batch_docs))
+    threads = max(1, n_threads)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        bigram_codes = _distinct_bigrams(tokens, batches, pool, threads)
+        df = np.zeros(v + len(bigram_codes), dtype=np.int64)
+        for _, (columns, used) in ordered_map(pool, partial(_counted_block, tokens, bigram_codes), list(batches), threads):
+            df[columns] += used
+    wide = (bigram_codes // max(v, 1)) << 32 | (bigram_codes % max(v, 1))  # sorted too: same (first, second) order
+    return IdfTable(n_docs=n, term_df=df[:v].astype(np.int32), bigram_codes=wide.astype(np.int64),
+                    bigram_df=df[v:].astype(np.int32))
+
+
+def tfidf_matrices(
+    tokens: TokenStream, *, batch_docs: int = 50_000, n_threads: int = 1, idf: IdfTable | None = None
+) -> TfidfMatrices:
     """TF-IDF over unigrams (term ids) and ordered adjacent bigrams (columns after the unigrams,
     numbered by (first, second) term id): weight (1 + ln tf) * (ln((1 + N) / (1 + df)) + 1),
-    rows L2-normalised. Batches run on ``n_threads`` threads (numpy and scipy release the GIL);
-    results are assembled in batch order, so they do not depend on the thread count."""
+    rows L2-normalised. N and df are these papers' own, or ``idf``'s (an epoch's: then a paper's
+    vector depends only on its own text and the epoch). Batches run on ``n_threads`` threads
+    (numpy and scipy release the GIL); results are assembled in batch order, so they do not
+    depend on the thread count."""
     v, n = tokens.n_terms, tokens.n_docs
     batches = list(doc_batches(n, batch_docs))
     threads = max(1, n_threads)
@@ -242,20 +303,26 @@ def tfidf_matrices(tokens: TokenStream, *, batch_docs: int = 50_000, n_threads: 
         n_cols = v + len(bigram_codes)
         # Pass 2: counts per batch, and document frequencies.
         counts = ordered_map(pool, partial(_counted_block, tokens, bigram_codes), list(batches), threads)
-        bigram_codes = None  # no longer needed: free it before the weighted copies are made
+        idf_df = None if idf is None else idf.column_df(v, bigram_codes)
+        idf_n = n if idf is None else idf.n_docs
         df = np.zeros(n_cols, dtype=np.int32)
         for _, (columns, used) in counts:
             df[columns] += used  # columns are distinct within a block
+        if idf is None:  # what an epoch keeps: these papers' own document frequencies
+            wide = (bigram_codes // max(v, 1)) << 32 | (bigram_codes % max(v, 1))
+            idf = IdfTable(n_docs=n, term_df=df[:v].copy(), bigram_codes=wide.astype(np.int64), bigram_df=df[v:].copy())
+        bigram_codes = None  # no longer needed: free it before the weighted copies are made
         blocks = [block for block, _ in counts]
         del counts
         # Pass 3: weights, norms, and the two views.
-        views = ordered_map(pool, lambda block: _weigh_block(block, df, n, v), blocks, threads)
+        views = ordered_map(pool, lambda block: _weigh_block(block, df, idf_n, v, idf_df), blocks, threads)
     unigram_blocks = [u for u, _ in views]
     similarity_blocks = [s for _, s in views]
     del views
     return TfidfMatrices(
         similarity=stack_rows(similarity_blocks, n_cols),
         unigram=stack_rows(unigram_blocks, v),
+        idf=idf,
     )
 
 
@@ -384,4 +451,83 @@ def new_pair_shares(
         for doc, fresh in results:  # in partition order: sums are the same for any thread count
             new_count += np.bincount(doc, weights=fresh.astype(np.float64), minlength=n)
             total += np.bincount(doc, minlength=n)
+    return np.where(total > 0, new_count / np.maximum(total, 1), 0.0)
+
+
+# --- the same answers for some papers only (a night's new papers against the whole corpus) ----
+
+
+def take_sequences(seq: TermSequences, rows: np.ndarray) -> TermSequences:
+    """The sequences of papers ``rows`` (in that order)."""
+    lengths = np.diff(seq.indptr)[rows]
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    source = np.repeat(seq.indptr[rows] - indptr[:-1], lengths) + np.arange(int(indptr[-1]), dtype=np.int64)
+    return TermSequences(indptr, seq.term[source])
+
+
+def take_tokens(tokens: TokenStream, rows: np.ndarray) -> TokenStream:
+    """The token stream of papers ``rows`` (same vocabulary)."""
+    return TokenStream(
+        title=take_sequences(tokens.title, rows),
+        abstract=take_sequences(tokens.abstract, rows),
+        vocabulary=tokens.vocabulary,
+        surface=tokens.surface,
+    )
+
+
+def _earliest_of(items: np.ndarray, docs: np.ndarray, n_items: int, keys: TimeKeys) -> tuple[np.ndarray, np.ndarray]:
+    """Per item index: the min candidate year and day over the (item, doc) entries."""
+    first_year = np.full(n_items, np.iinfo(np.int64).max, dtype=np.int64)
+    first_day = np.full(n_items, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first_year, items, keys.cand_year[docs])
+    np.minimum.at(first_day, items, keys.cand_day[docs])
+    return first_year, first_day
+
+
+def first_use_flags_for(
+    query_unigram: sp.csr_matrix, query_rows: np.ndarray, tokens: TokenStream, keys: TimeKeys
+) -> np.ndarray:
+    """``first_use_flags`` for the stored entries of ``query_unigram`` (rows: the papers
+    ``query_rows`` of ``tokens``), looking at every paper of ``tokens`` for earlier uses."""
+    v = tokens.n_terms
+    wanted = np.zeros(v, dtype=bool)
+    wanted[query_unigram.indices] = True
+    items, docs = [], []
+    for part in (tokens.title, tokens.abstract):
+        doc = np.repeat(np.arange(tokens.n_docs, dtype=np.int64), np.diff(part.indptr))
+        keep = part.term >= 0
+        keep[keep] = wanted[part.term[keep]]
+        items.append(part.term[keep].astype(np.int64))
+        docs.append(doc[keep])
+    first_year, first_day = _earliest_of(np.concatenate(items), np.concatenate(docs), v, keys)
+    rows = np.repeat(query_rows, np.diff(query_unigram.indptr))
+    cols = query_unigram.indices
+    return ~((first_year[cols] < keys.query_year[rows]) | (first_day[cols] < keys.query_day[rows]))
+
+
+def new_pair_shares_for(
+    tokens: TokenStream, keys: TimeKeys, query_rows: np.ndarray, *, batch_docs: int = 50_000
+) -> np.ndarray:
+    """``new_pair_shares`` for the papers ``query_rows`` only (one value per query row), looking
+    at every paper of ``tokens`` for earlier uses of their pairs."""
+    nq = len(query_rows)
+    if nq == 0:
+        return np.zeros(0, dtype=np.float64)
+    q_doc, q_code = _pair_codes(take_tokens(tokens, query_rows), 0, nq)
+    entry = sorted_unique(q_code * nq + q_doc)  # distinct (pair, query), sorted by pair
+    q_code, q_doc = entry // nq, entry % nq
+    wanted = sorted_unique(q_code)
+    items, docs = [], []
+    for s, e in doc_batches(tokens.n_docs, batch_docs):
+        d, c = _pair_codes(tokens, s, e)
+        hit, position = member_positions(wanted, c)
+        items.append(position)
+        docs.append(d[hit])
+    first_year, first_day = _earliest_of(np.concatenate(items), np.concatenate(docs), len(wanted), keys)
+    item = np.searchsorted(wanted, q_code)
+    rows = query_rows[q_doc]
+    fresh = ~((first_year[item] < keys.query_year[rows]) | (first_day[item] < keys.query_day[rows]))
+    new_count = np.bincount(q_doc, weights=fresh.astype(np.float64), minlength=nq)
+    total = np.bincount(q_doc, minlength=nq).astype(np.float64)
     return np.where(total > 0, new_count / np.maximum(total, 1), 0.0)

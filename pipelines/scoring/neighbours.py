@@ -94,6 +94,8 @@ def count_earlier(
 def _drop_unshared_columns(matrix: sp.csr_matrix) -> sp.csr_matrix:
     """Remove columns with fewer than two non-zeros (they add nothing to any row-row product)
     and renumber the rest in order."""
+    if matrix.nnz == 0:  # e.g. a category whose papers have no terms at all
+        return sp.csr_matrix((matrix.shape[0], 0), dtype=matrix.dtype)
     if matrix.nnz < matrix.shape[1]:
         # fewer entries than columns (e.g. a category of a large corpus): count by sorting,
         # not with a bincount as wide as all the columns
@@ -197,20 +199,23 @@ def _merge_top_k(top: np.ndarray, sims: np.ndarray, k: int) -> np.ndarray:
 
 
 def _query_chunk(
-    segment: _Segment, q_start: int, q_stop: int, k: int, chunk_size: int, window_start: np.ndarray | None = None
+    segment: _Segment, rows: np.ndarray, k: int, chunk_size: int, window_start: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Top-k earlier similarities (sorted, descending, -1 padded), nearest row and similarity
-    for segment rows [q_start, q_stop). ``window_start``: per query row, the first candidate row
-    of its window (None: no window)."""
-    m = q_stop - q_start
+    for the segment rows ``rows`` (ascending; a contiguous range when every row is scored).
+    ``window_start``: per query row, the first candidate row of its window (None: no window)."""
+    m = len(rows)
     top = np.full((m, k), _MISSING, dtype=np.float32)
     best = np.full(m, _MISSING, dtype=np.float32)
     best_row = np.full(m, -1, dtype=np.int64)
-    qy = segment.query_year[q_start:q_stop]
-    qd = segment.query_day[q_start:q_stop]
+    contiguous = m > 0 and int(rows[-1]) - int(rows[0]) + 1 == m
+    picked = slice(int(rows[0]), int(rows[-1]) + 1) if contiguous else rows
+    q_stop = int(rows[-1]) + 1
+    qy = segment.query_year[picked]
+    qd = segment.query_day[picked]
     min_qy, min_qd = qy.min(), qd.min()
-    cold_queries = segment.cold[q_start:q_stop]
-    hot_queries = segment.hot[q_start:q_stop].toarray() if segment.hot is not None else None
+    cold_queries = segment.cold[picked]
+    hot_queries = segment.hot[picked].toarray() if segment.hot is not None else None
     # Candidate rows below `lowest` are outside every query's window, above `highest` inside all.
     lowest, highest = (int(window_start.min()), int(window_start.max())) if window_start is not None else (0, 0)
     for c_start, cold_t in zip(segment.starts, segment.cold_t_blocks):
@@ -253,10 +258,13 @@ def earlier_neighbours(
     chunk_size: int = 2048,
     n_threads: int | None = None,
     window: int | None = None,
+    query: np.ndarray | None = None,
 ) -> NeighbourResult:
     """See the module docstring. ``segments`` are (start, stop) row ranges covering the rows
     to score; each must be sorted so that earlier rows come first. ``window``: compare each row
-    with its ``window`` most recent earlier rows only (None: with all of them)."""
+    with its ``window`` most recent earlier rows only (None: with all of them). ``query``: a
+    boolean per row, the rows to score (None: all); the other rows are only candidates, and
+    their results stay empty (nan / -1; ``n_earlier`` is still counted for every row)."""
     if k < 1:
         raise ValueError("k must be at least 1")
     if chunk_size < 1:
@@ -272,12 +280,12 @@ def earlier_neighbours(
     matrix = matrix.tocsr().astype(np.float32, copy=False)
 
     def collect(seg_start: int, counts: np.ndarray, futures: list) -> None:
-        for q_start, q_stop, future in futures:
+        for q_rows, future in futures:
             top, best, best_row = future.result()
-            rows = slice(seg_start + q_start, seg_start + q_stop)
+            rows = seg_start + q_rows
             valid = top >= 0
             n_valid = valid.sum(axis=1)
-            if not np.array_equal(n_valid, np.minimum(counts[q_start:q_stop], k)):
+            if not np.array_equal(n_valid, np.minimum(counts[q_rows], k)):
                 raise AssertionError("earlier-neighbour mask disagrees with the earlier count")
             sums = np.where(valid, top.astype(np.float64), 0.0).sum(axis=1)
             mean_top_k[rows] = np.where(n_valid > 0, sums / np.maximum(n_valid, 1), np.nan)
@@ -307,22 +315,32 @@ def earlier_neighbours(
             window_start = None if window is None or window >= size else np.maximum(earlier_counts - window, 0)
             counts = earlier_counts if window_start is None else earlier_counts - window_start
             n_earlier[seg_start:seg_stop] = counts
-            if not (counts > 0).any():
+            wanted = counts > 0
+            if query is not None:
+                wanted &= query[seg_start:seg_stop]
+            if not wanted.any():
                 continue
             segment = _prepare_segment(
                 _drop_unshared_columns(matrix[seg_start:seg_stop]), chunk_size, qy, qd, cy, cd
             )
+            if query is None:  # every row: chunks of consecutive rows, as always
+                groups = [
+                    np.arange(q_start, min(q_start + chunk_size, size))
+                    for q_start in range(0, size, chunk_size)
+                    if wanted[q_start : q_start + chunk_size].any()
+                ]
+            else:  # only the rows asked for, chunk_size of them at a time
+                picked = np.flatnonzero(wanted)
+                groups = [picked[i : i + chunk_size] for i in range(0, len(picked), chunk_size)]
             futures = [
                 (
-                    q_start,
-                    min(q_start + chunk_size, size),
+                    rows,
                     pool.submit(
-                        _query_chunk, segment, q_start, min(q_start + chunk_size, size), k, chunk_size,
-                        None if window_start is None else window_start[q_start : min(q_start + chunk_size, size)],
+                        _query_chunk, segment, rows, k, chunk_size,
+                        None if window_start is None else window_start[rows],
                     ),
                 )
-                for q_start in range(0, size, chunk_size)
-                if (counts[q_start : q_start + chunk_size] > 0).any()
+                for rows in groups
             ]
             del segment  # the futures hold it until they finish
             pending.append((seg_start, size, counts, futures))

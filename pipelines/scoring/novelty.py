@@ -26,10 +26,11 @@ placed after every dated paper (compared with all of them, never anyone's predec
 with no earlier paper in its category is a *cold start*: ``novelty_raw`` = 1.0,
 ``neighbours_compared`` = 0, ``cold_start`` = True; it still gets percentiles and a score.
 
-The score is relative to the corpus being scored (the warehouse): adding papers changes IDF
-weights and may add earlier neighbours. It is reproducible: the same input (in any row order)
-gives identical output; the input is put in a canonical order first and every tie is broken by
-``paper_id``.
+The score is relative to a corpus: ``score_paper_novelty`` fits the IDF on the papers it is given;
+the warehouse scores each paper once, when it arrives, with the IDF of a versioned epoch
+(``pipelines.scoring.epoch``; ``score_components`` scores some rows of a corpus, the others being
+prior work only). It is reproducible: the same input (in any row order) gives identical output;
+the input is put in a canonical order first and every tie is broken by ``paper_id``.
 
 Pure logic: Polars in, Polars out, no Dagster. Heavy lifting is vectorised (Polars, numpy,
 scipy.sparse) and runs on ``n_threads`` threads: ``terms`` (text -> term ids), ``features``
@@ -39,21 +40,27 @@ scipy.sparse) and runs on ``n_threads`` threads: ``terms`` (text -> term ids), `
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
 from pipelines.scoring.features import (
+    IdfTable,
+    TfidfMatrices,
     TimeKeys,
     first_use_flags,
+    first_use_flags_for,
     new_pair_shares,
+    new_pair_shares_for,
     share_per_row,
+    take_tokens,
     tfidf_matrices,
 )
 from pipelines.scoring.neighbours import earlier_neighbours
-from pipelines.scoring.terms import tokenize
+from pipelines.scoring.terms import TokenStream, tokenize
 
-METHOD_VERSION = "tfidf-knn-v2"  # v2: compared with at most the `window` most recent earlier papers
+METHOD_VERSION = "tfidf-knn-v3"  # v3: epochs (IDF fitted once per epoch; a paper scored once, when it arrives)
 
 # How many of a paper's most recent earlier papers (same category) it is compared with. Exact
 # search costs (papers in a category)^2 / 2 — at 100k profiles cs.LG alone holds 140k papers,
@@ -154,13 +161,13 @@ def _segments(categories: pl.Series) -> list[tuple[int, int]]:
     return [(int(s), int(s) + int(c)) for s, c in zip(bounds.get_column("start"), bounds.get_column("len"))]
 
 
-def _new_term_examples(unigram, is_new: np.ndarray, surface: list[str]) -> pl.DataFrame:
+def _new_term_examples(unigram, is_new: np.ndarray, surface: list[str], order_of: np.ndarray) -> pl.DataFrame:
     """(row, new_terms): up to MAX_NEW_TERM_EXAMPLES new terms per paper, highest weight first,
-    then by term id (the stems' alphabetical order), shown as surface words."""
+    then by the stems' alphabetical order (``order_of[term id]``), shown as surface words."""
     rows = np.repeat(np.arange(unigram.shape[0]), np.diff(unigram.indptr))[is_new]
     cols = unigram.indices[is_new]
     weight = unigram.data[is_new]
-    order = np.lexsort((cols, -weight, rows))
+    order = np.lexsort((order_of[cols] if len(cols) else cols, -weight, rows))
     rows, cols = rows[order], cols[order]
     rank = np.arange(len(rows)) - np.searchsorted(rows, rows, side="left")
     pick = rank < MAX_NEW_TERM_EXAMPLES
@@ -183,6 +190,161 @@ def _percentile(column: str) -> pl.Expr:
     return (pl.col(column).rank("average").over(group) - 0.5) / pl.len().over(group) * 100.0
 
 
+COMPONENT_COLUMNS = ("novelty_raw", "new_terms_share", "new_term_pairs_share")
+
+
+def with_percentiles(components: pl.DataFrame) -> pl.DataFrame:
+    """Percentiles within (category, year) and the combined score, over the rows given."""
+    return components.with_columns(
+        novelty_percentile=_percentile("novelty_raw"),
+        _terms_pct=_percentile("new_terms_share"),
+        _pairs_pct=_percentile("new_term_pairs_share"),
+    ).with_columns(
+        novelty_score=(
+            WEIGHT_SIMILARITY * pl.col("novelty_percentile")
+            + WEIGHT_NEW_TERMS * pl.col("_terms_pct")
+            + WEIGHT_NEW_PAIRS * pl.col("_pairs_pct")
+        ).round(2),
+        novelty_percentile=pl.col("novelty_percentile").round(4),
+    ).drop("_terms_pct", "_pairs_pct")
+
+
+def _finish(scored: pl.DataFrame, id_dtype: pl.DataType) -> pl.DataFrame:
+    scored = scored.with_columns(method_version=pl.lit(METHOD_VERSION))
+    return scored.select([pl.col(name).cast(dtype) for name, dtype in output_schema(id_dtype).items()]).sort(
+        "paper_id"
+    )
+
+
+@dataclass(frozen=True)
+class Components:
+    """``score_components``' answer: ``frame`` (one row per scored paper, in the canonical order)
+    and the IDF it weighed with (fitted on the papers, when none was given)."""
+
+    frame: pl.DataFrame
+    idf: IdfTable
+
+
+def score_components(
+    frame: pl.DataFrame,
+    tokens: TokenStream,
+    *,
+    idf: IdfTable | None = None,
+    query: np.ndarray | None = None,
+    k: int = 5,
+    chunk_size: int = 2048,
+    n_threads: int | None = None,
+    text_batch_size: int = 25_000,
+    window: int | None | str = "default",
+) -> Components:
+    """Every component but the percentiles, for the rows of a canonical ``frame`` (``_canonical``)
+    whose ``tokens`` are given in the same order: all of them, or the rows where ``query`` is
+    True (then every other row is only prior work: a candidate neighbour and an earlier user of
+    terms). ``idf``: an epoch's document frequencies (None: these papers' own, fitted here and
+    returned with the components; needed with ``query``). A row's result is the same whichever
+    other rows are queries."""
+    n = frame.height
+    threads = n_threads or min(2, os.cpu_count() or 1)
+    window = default_window() if window == "default" else window
+    keys = _time_keys(frame)
+    order_of = np.empty(tokens.n_terms, dtype=np.int64)
+    order_of[np.argsort(np.array(tokens.vocabulary, dtype=object), kind="stable")] = np.arange(tokens.n_terms)
+    segments = _segments(frame.get_column("category"))
+    if query is None:
+        query_rows = np.arange(n)
+        matrices = tfidf_matrices(tokens, batch_docs=text_batch_size, n_threads=threads, idf=idf)
+        # Vocabulary components first, so the unigram matrix is freed before the similarity search.
+        unigram = matrices.unigram
+        term_new = first_use_flags(unigram, keys)
+        new_pair_share = new_pair_shares(tokens, keys, batch_docs=text_batch_size, n_threads=threads)
+        sub_rows, sub_segments, sub_query = None, segments, None
+    else:
+        if idf is None:
+            raise ValueError("scoring some rows needs the epoch's idf")
+        query_rows = np.flatnonzero(query)
+        # Every row's vector depends only on its own text and the epoch's IDF: the similarity needs
+        # the query rows' categories only (the candidates); the first uses need every paper's terms.
+        touched = [(a, b) for a, b in segments if query[a:b].any()]
+        sub_rows = np.concatenate([np.arange(a, b) for a, b in touched]) if touched else np.zeros(0, dtype=np.int64)
+        sub_segments, at = [], 0
+        for a, b in touched:
+            sub_segments.append((at, at + b - a))
+            at += b - a
+        matrices = tfidf_matrices(take_tokens(tokens, sub_rows), batch_docs=text_batch_size, n_threads=threads, idf=idf)
+        sub_query = query[sub_rows]
+        matrices = TfidfMatrices(similarity=matrices.similarity, unigram=matrices.unigram[np.flatnonzero(sub_query)],
+                                 idf=idf)
+        unigram = matrices.unigram
+        term_new = first_use_flags_for(unigram, query_rows, tokens, keys)
+        new_pair_share = new_pair_shares_for(tokens, keys, query_rows, batch_docs=text_batch_size)
+    new_terms_share = share_per_row(unigram, term_new)
+    examples = _new_term_examples(unigram, term_new, tokens.surface, order_of)
+    del unigram, term_new
+    similarity = matrices.similarity
+    idf = matrices.idf
+    del matrices
+
+    sub_keys = keys if sub_rows is None else TimeKeys(*(a[sub_rows] for a in (
+        keys.query_year, keys.cand_year, keys.query_day, keys.cand_day)))
+    result = earlier_neighbours(
+        similarity,
+        sub_segments,
+        sub_keys.query_year,
+        sub_keys.cand_year,
+        sub_keys.query_day,
+        sub_keys.cand_day,
+        k=k,
+        chunk_size=chunk_size,
+        n_threads=threads,
+        window=window,
+        query=sub_query,
+    )
+    del similarity
+    picked = np.arange(n) if sub_rows is None else np.flatnonzero(sub_query)
+    n_earlier = result.n_earlier[picked]
+    mean_top_k = result.mean_top_k[picked]
+    nearest_sim = result.nearest_similarity[picked]
+    nearest_row = result.nearest_row[picked]
+    if sub_rows is not None:
+        nearest_row = np.where(nearest_row >= 0, sub_rows[np.maximum(nearest_row, 0)], -1)
+
+    cold = n_earlier == 0
+    novelty_raw = np.where(cold, 1.0, np.clip(1.0 - mean_top_k, 0.0, 1.0))
+    has_nearest = nearest_row >= 0
+    nearest_ids = frame.get_column("paper_id").gather(np.where(has_nearest, nearest_row, 0))
+    nearest_ids = pl.select(
+        pl.when(pl.Series(has_nearest & (nearest_sim > 0))).then(nearest_ids)
+    ).to_series()
+    return Components(idf=idf, frame=(
+        frame.select("paper_id", "category", "year")[query_rows]
+        .with_row_index("row")
+        .with_columns(
+            novelty_raw=pl.Series(np.round(novelty_raw, 6)),
+            neighbours_compared=pl.Series(n_earlier, dtype=pl.Int64),
+            nearest_paper_id=nearest_ids,
+            nearest_similarity=pl.Series(np.round(np.clip(nearest_sim, 0.0, 1.0), 6), nan_to_null=True),
+            new_terms_share=pl.Series(np.round(new_terms_share, 6)),
+            new_term_pairs_share=pl.Series(np.round(new_pair_share, 6)),
+            cold_start=pl.Series(cold),
+        )
+        .join(examples, on="row", how="left")
+        .with_columns(new_terms=pl.col("new_terms").fill_null(pl.lit([], dtype=pl.List(pl.String))))
+        .drop("row")
+    ))
+
+
+def canonical_frame(papers: pl.DataFrame) -> pl.DataFrame:
+    """The validated input in canonical order (category, time, paper_id), with ``day``."""
+    return _canonical(papers)
+
+
+def tokenize_frame(frame: pl.DataFrame, *, n_threads: int | None = None, text_batch_size: int = 25_000) -> TokenStream:
+    threads = n_threads or min(2, os.cpu_count() or 1)
+    return tokenize(
+        frame.get_column("title"), frame.get_column("abstract"), batch_size=text_batch_size, n_threads=threads
+    )
+
+
 def score_paper_novelty(
     papers: pl.DataFrame,
     *,
@@ -192,7 +354,8 @@ def score_paper_novelty(
     text_batch_size: int = 25_000,
     window: int | None | str = "default",
 ) -> pl.DataFrame:
-    """Score every paper's novelty (see the module docstring and docs/scoring.md).
+    """Score every paper's novelty (see the module docstring and docs/scoring.md), with the IDF
+    fitted on ``papers`` themselves (a fresh epoch: ``pipelines.scoring.epoch`` keeps one).
 
     ``papers`` needs paper_id (unique), title, abstract, category, year, pub_date (all but
     paper_id nullable). ``chunk_size`` bounds the similarity blocks (memory ~ chunk_size^2 * 12
@@ -204,86 +367,12 @@ def score_paper_novelty(
         raise ValueError("k must be at least 1")
     frame = _canonical(papers)
     id_dtype = frame.schema["paper_id"]
-    n = frame.height
-    if n == 0:
+    if frame.height == 0:
         return pl.DataFrame(schema=output_schema(id_dtype))
-
-    threads = n_threads or min(2, os.cpu_count() or 1)
-    tokens = tokenize(
-        frame.get_column("title"), frame.get_column("abstract"), batch_size=text_batch_size, n_threads=threads
-    )
-    matrices = tfidf_matrices(tokens, batch_docs=text_batch_size, n_threads=threads)
-    keys = _time_keys(frame)
-
-    # New terms: flags on the unigram entries, examples ranked by the term's weight in the paper.
-    # (Vocabulary components first, so the unigram matrix and the tokens are freed before the
-    # similarity search, the longest and most memory-hungry step.)
-    unigram = matrices.unigram
-    term_new = first_use_flags(unigram, keys)
-    new_terms_share = share_per_row(unigram, term_new)
-    examples = _new_term_examples(unigram, term_new, tokens.surface)
-    del unigram, term_new
-    similarity = matrices.similarity
-    del matrices
-    new_term_pairs_share = new_pair_shares(tokens, keys, batch_docs=text_batch_size, n_threads=threads)
-    del tokens
-
-    result = earlier_neighbours(
-        similarity,
-        _segments(frame.get_column("category")),
-        keys.query_year,
-        keys.cand_year,
-        keys.query_day,
-        keys.cand_day,
-        k=k,
-        chunk_size=chunk_size,
-        n_threads=threads,
-        window=default_window() if window == "default" else window,
-    )
-    del similarity
-
-    cold = result.n_earlier == 0
-    novelty_raw = np.where(cold, 1.0, np.clip(1.0 - result.mean_top_k, 0.0, 1.0))
-    has_nearest = result.nearest_row >= 0
-    nearest_ids = frame.get_column("paper_id").gather(np.where(has_nearest, result.nearest_row, 0))
-    nearest_ids = pl.select(
-        pl.when(pl.Series(has_nearest & (result.nearest_similarity > 0))).then(nearest_ids)
-    ).to_series()
-
-    scored = (
-        frame.select("paper_id", "category", "year")
-        .with_row_index("row")
-        .with_columns(
-            novelty_raw=pl.Series(np.round(novelty_raw, 6)),
-            neighbours_compared=pl.Series(result.n_earlier, dtype=pl.Int64),
-            nearest_paper_id=nearest_ids,
-            nearest_similarity=pl.Series(
-                np.round(np.clip(result.nearest_similarity, 0.0, 1.0), 6), nan_to_null=True
-            ),
-            new_terms_share=pl.Series(np.round(new_terms_share, 6)),
-            new_term_pairs_share=pl.Series(np.round(new_term_pairs_share, 6)),
-            cold_start=pl.Series(cold),
-        )
-        .join(examples, on="row", how="left")
-        .with_columns(
-            new_terms=pl.col("new_terms").fill_null(pl.lit([], dtype=pl.List(pl.String))),
-            novelty_percentile=_percentile("novelty_raw"),
-            _terms_pct=_percentile("new_terms_share"),
-            _pairs_pct=_percentile("new_term_pairs_share"),
-        )
-        .with_columns(
-            novelty_score=(
-                WEIGHT_SIMILARITY * pl.col("novelty_percentile")
-                + WEIGHT_NEW_TERMS * pl.col("_terms_pct")
-                + WEIGHT_NEW_PAIRS * pl.col("_pairs_pct")
-            ).round(2),
-            novelty_percentile=pl.col("novelty_percentile").round(4),
-            method_version=pl.lit(METHOD_VERSION),
-        )
-    )
-    return scored.select([pl.col(name).cast(dtype) for name, dtype in output_schema(id_dtype).items()]).sort(
-        "paper_id"
-    )
+    tokens = tokenize_frame(frame, n_threads=n_threads, text_batch_size=text_batch_size)
+    components = score_components(frame, tokens, k=k, chunk_size=chunk_size, n_threads=n_threads,
+                                  text_batch_size=text_batch_size, window=window).frame
+    return _finish(with_percentiles(components), id_dtype)
 
 
 def author_novelty(paper_scores: pl.DataFrame, authorships: pl.DataFrame) -> pl.DataFrame:

@@ -72,7 +72,9 @@ CREATE TABLE IF NOT EXISTS marts.paper_scores (
     novelty_score          DOUBLE,
     method_version         VARCHAR NOT NULL,
     has_code               BOOLEAN,     -- core.papers.has_code
-    year_inferred          BOOLEAN      -- core.papers.year_inferred
+    year_inferred          BOOLEAN,     -- core.papers.year_inferred
+    epoch_id               VARCHAR,     -- the novelty epoch (vocabulary and IDF) that scored it: cache.novelty_epochs
+    scored_on              DATE         -- the night it was scored (kept until its inputs change or a new epoch)
 );
 
 -- Grain: author_id × source profile (one row per profile the author has; a single row with source NULL

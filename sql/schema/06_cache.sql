@@ -81,3 +81,53 @@ CREATE TABLE IF NOT EXISTS cache.paper_match_review (
     left_cluster     VARCHAR NOT NULL,
     right_cluster    VARCHAR NOT NULL
 );
+
+-- Novelty epochs (pipelines/scoring/epoch.py, docs/scoring.md "Epochs"): the vocabulary and IDF the
+-- novelty scorer fits on the corpus once per epoch; every marts.paper_scores row names its epoch
+-- (epoch_id) and scorer version (method_version). A night scores only the papers without a score under
+-- the current epoch and keeps the rest. Grain: (epoch_id, method_version); one row per epoch ever fitted
+-- (the history of epochs; the model tables below hold the current epoch only).
+CREATE TABLE IF NOT EXISTS cache.novelty_epochs (
+    epoch_id        VARCHAR NOT NULL,   -- the night that fitted it (YYYY-MM-DD)
+    method_version  VARCHAR NOT NULL,   -- pipelines.scoring.METHOD_VERSION
+    fitted_on       DATE NOT NULL,      -- the partition date of that night
+    papers          INTEGER NOT NULL,   -- N of the IDF: the papers it was fitted on
+    terms           INTEGER NOT NULL,   -- stems in its vocabulary when fitted
+    bigrams         INTEGER NOT NULL,   -- ordered adjacent term pairs with a document frequency
+    novelty_window  INTEGER,            -- SCHOLARHOUSE_NOVELTY_WINDOW it scored with (NULL: every earlier paper)
+    reason          VARCHAR NOT NULL,   -- why a new epoch: none before, scorer version, schedule, on demand, window
+    fitted_at       TIMESTAMPTZ NOT NULL
+);
+
+-- The current epoch's vocabulary: term id, stem, readable word and document frequency in the fit corpus.
+-- Stems first met on a later night are appended with the next ids and df 0. Grain: (epoch_id, method_version, term_id).
+CREATE TABLE IF NOT EXISTS cache.novelty_terms (
+    epoch_id        VARCHAR NOT NULL,
+    method_version  VARCHAR NOT NULL,
+    term_id         INTEGER NOT NULL,
+    stem            VARCHAR NOT NULL,
+    surface         VARCHAR NOT NULL,   -- the shortest word seen that stems to it (what new_terms shows)
+    df              INTEGER NOT NULL    -- papers of the fit corpus using it (0: first met after the fit)
+);
+
+-- The current epoch's document frequencies of ordered adjacent term pairs (the bigram half of the IDF).
+-- Grain: (epoch_id, method_version, first_id, second_id).
+CREATE TABLE IF NOT EXISTS cache.novelty_bigrams (
+    epoch_id        VARCHAR NOT NULL,
+    method_version  VARCHAR NOT NULL,
+    first_id        INTEGER NOT NULL,   -- cache.novelty_terms.term_id
+    second_id       INTEGER NOT NULL,
+    df              INTEGER NOT NULL
+);
+
+-- Every current paper's terms as the current epoch read them (term ids, -1 = sentence break), and the
+-- digest of the inputs it was scored from (sql/marts/paper_score_inputs.sql): a night tokenises only
+-- the papers it scores and reads the rest from here. Grain: (epoch_id, method_version, paper_id).
+CREATE TABLE IF NOT EXISTS cache.novelty_tokens (
+    epoch_id        VARCHAR NOT NULL,
+    method_version  VARCHAR NOT NULL,
+    paper_id        VARCHAR NOT NULL,
+    inputs_digest   VARCHAR NOT NULL,
+    title_terms     INTEGER[] NOT NULL,
+    abstract_terms  INTEGER[] NOT NULL
+);
