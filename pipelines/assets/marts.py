@@ -74,8 +74,9 @@ NEW_EPOCH_TAG = "scholarhouse/novelty_epoch"
 def paper_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     settings = warehouse_db.settings()
     asked = context.run.tags.get(NEW_EPOCH_TAG, "").strip().lower() == "new"
+    day = night_window(context).day
     with warehouse_db.connect() as con:
-        night = marts.build_paper_scores(con, partition_dates(context)[-1], novelty_window=settings.novelty_window,
+        night = marts.build_paper_scores(con, day, novelty_window=settings.novelty_window,
                                          epoch_days=settings.novelty_epoch_days, new_epoch=asked)
         return _result(con, "marts.paper_scores", ["paper_id", "category", "novelty_raw", "novelty_percentile", "novelty_score"],
                        method_version=marts.METHOD_VERSION, epoch_id=night.epoch_id, mode=night.mode,

@@ -21,6 +21,8 @@ ID_REGISTRIES = ("core.paper_id_registry", "core.author_id_registry")
 # Filled by SQL from staging inside the core step's transaction (sql/core/paper_listings.sql), not
 # from a frame of the core build.
 FILLED_BY_SQL = ("core.paper_listings",)
+# Cache tables the marts step writes (the novelty epochs: pipelines/scoring/epoch.py), not the core build.
+WRITTEN_BY_MARTS = ("cache.novelty_epochs", "cache.novelty_terms", "cache.novelty_bigrams", "cache.novelty_tokens")
 
 
 @functools.cache
@@ -45,8 +47,8 @@ def asset_tables(schema: str) -> list[str]:
 
 def core_build_writes() -> list[str]:
     """What the core step replaces from the core build's frames (``CoreTables.writes``): every core and
-    cache table but those SQL fills."""
-    return [t for t in layer("core") + layer("cache") if t not in FILLED_BY_SQL]
+    cache table but those SQL fills and those the marts step writes."""
+    return [t for t in layer("core") + layer("cache") if t not in FILLED_BY_SQL + WRITTEN_BY_MARTS]
 
 
 def short(table: str) -> str:
