@@ -199,8 +199,7 @@ def build_paper_scores(con: duckdb.DuckDBPyConnection, as_of: date, *, novelty_w
         appended_terms = _keyed(night.model.terms_frame().join(old_terms, on="term_id", how="left").filter(
             pl.col("old_surface").is_null() | (pl.col("old_surface") != pl.col("surface"))).drop("old_surface"), epoch_id)
 
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with warehouse.transaction(con):
         if dropped.len():
             con.register("_novelty_dropped", pl.DataFrame({"paper_id": dropped}).to_arrow())
             con.execute("DELETE FROM marts.paper_scores WHERE paper_id IN (SELECT paper_id FROM _novelty_dropped)")
@@ -217,10 +216,6 @@ def build_paper_scores(con: duckdb.DuckDBPyConnection, as_of: date, *, novelty_w
             con.unregister("_novelty_terms")
             warehouse.insert_frame(con, "cache.novelty_terms", appended_terms)
         _write_reports(con)
-        con.execute("COMMIT")
-    except BaseException:
-        warehouse.rollback(con)
-        raise
     rows = warehouse.scalar(con, "SELECT count(*) FROM marts.paper_scores")
     return PaperScoresNight(epoch_id, "incremental", None, 0 if new_rows is None else new_rows.height, removed.len(),
                             rows - (0 if new_rows is None else new_rows.height),
