@@ -40,7 +40,7 @@ bench: $(STAMP)
 
 # Author and paper matcher quality on public data (INSPIRE-HEP, DBLP-Scholar, Cora) and a synthetic set.
 bench-resolution: $(STAMP)
-	$(BIN)/python scripts/bench_resolution.py
+	$(BIN)/python scripts/bench_resolution.py $(BENCH_RESOLUTION_ARGS)
 
 # Not part of `make test`: one synthetic 10k night on two Celery workers with the instance on PostgreSQL
 # (both from Debian packages, started on 127.0.0.1 in a temporary folder and stopped at the end), then the

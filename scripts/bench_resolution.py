@@ -267,6 +267,10 @@ def main() -> None:
                         help="comma-separated subset of inspire,dblp,cora,synthetic")
     args = parser.parse_args()
     wanted = set(args.only.split(","))
+    public = wanted & {"inspire", "dblp", "cora"}
+    if public and not args.data.is_dir():
+        parser.exit(2, f"bench_resolution: no benchmark data at {args.data} (the public sets sit beside the "
+                       f"checkout in ../shared/benchmarks): pass --data DIR, or --only synthetic\n")
     if "inspire" in wanted:
         bench_inspire(args.data)
     if "dblp" in wanted:
