@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-SAMPLES = Path(__file__).resolve().parents[1] / "pipelines" / "samples"
+PROJECT = Path(__file__).resolve().parents[1]
+SAMPLES = PROJECT / "pipelines" / "samples"
 SAMPLE_DATE = "2026-11-21"
 
 
@@ -23,6 +25,19 @@ def _isolated_env(monkeypatch, tmp_path_factory):
 @pytest.fixture
 def samples_dir() -> Path:
     return SAMPLES
+
+
+@pytest.fixture
+def instance(tmp_path, monkeypatch):
+    """A real, persistent Dagster instance configured by the project's dagster_home.yaml."""
+    import dagster as dg
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(PROJECT / "dagster_home.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    with dg.DagsterInstance.get() as instance:
+        yield instance
 
 
 def build_warehouse(captures: Path, warehouse: Path, partition: str = SAMPLE_DATE, instance=None):

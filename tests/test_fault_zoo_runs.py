@@ -54,16 +54,6 @@ sys.exit(0 if result.success else 1)
 
 
 @pytest.fixture
-def instance(tmp_path, monkeypatch):
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(PROJECT / "dagster_home.yaml", home / "dagster.yaml")
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
-    with dg.DagsterInstance.get() as instance:
-        yield instance
-
-
-@pytest.fixture
 def wh(tmp_path) -> Path:
     path = tmp_path / "warehouse" / "scholarhouse.duckdb"
     path.parent.mkdir()

@@ -27,7 +27,6 @@ temporary warehouse; enrichment stays off (no contact address), so nothing touch
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -250,17 +249,6 @@ def _parses_a_shard(step_key: str) -> bool:
 def _q(path: Path, sql: str) -> list[tuple]:
     with duckdb.connect(str(path), read_only=True) as con:
         return con.execute(sql).fetchall()
-
-
-@pytest.fixture
-def instance(tmp_path, monkeypatch):
-    """A real, persistent instance configured by the project's dagster_home.yaml."""
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(PROJECT / "dagster_home.yaml", home / "dagster.yaml")
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
-    with dg.DagsterInstance.get() as instance:
-        yield instance
 
 
 def test_a_backfill_with_overlapping_runs_takes_turns_on_the_warehouse(instance, tmp_path):
