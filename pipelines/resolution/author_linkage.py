@@ -52,6 +52,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -316,40 +317,37 @@ def _compatibility_table(ev: MentionEvidence, rows: np.ndarray, block_of: np.nda
     for members in groups:
         distinct, inverse = np.unique(names[members], return_inverse=True)
         k = len(distinct)
+        readings = [_one_reading(x) for x in distinct]
+        family = _codes([f.family if f else None for f in readings])
         # Two names read one way each, every given part a full word, are incompatible when their
         # family names differ, or when both their first given names and their whole given names
         # differ (``Jun-Hui``/``Jun Hui`` agree as a whole; a dropped middle name keeps the first):
         # most pairs of a large block, settled here without parsing them against each other.
-        plain = [_plain_full(x) for x in distinct]
-        known = np.array([f is not None for f in plain])
-        family = _codes([f[0] if f else None for f in plain])
-        first = _codes([f[0] + "|" + f[1] if f else None for f in plain])
-        whole = _codes([f[0] + "|" + f[2] if f else None for f in plain])
-        settled = known[:, None] & known[None, :] & (
+        full_only = np.array([bool(f and f.full) for f in readings])
+        first = _codes([f.family + "|" + f.first if f and f.full else None for f in readings])
+        whole = _codes([f.family + "|" + f.whole if f and f.full else None for f in readings])
+        settled = full_only[:, None] & full_only[None, :] & (
             (family[:, None] != family[None, :])
             | ((first[:, None] != first[None, :]) & (whole[:, None] != whole[None, :])))
         table = np.zeros((k, k), dtype=np.int8)
         # A pair where some given part is an initial, both names read one way, is settled by its
         # letters: the same family, one letter sequence a prefix of the other, and the first given
         # words equal where both are written out (names.name_compatibility's rule, vectorised).
-        one_way = [_one_reading(x) for x in distinct]
-        simple = np.array([f is not None for f in one_way])
+        simple = np.array([bool(f and f.letters) for f in readings])
         if simple.sum() > 1:
-            fam = _codes([f[0] if f else None for f in one_way])
-            word = _codes([f[2] if f else None for f in one_way])
-            full_only = np.array([bool(f and f[3]) for f in one_way])
-            lengths = np.array([len(f[1]) if f else 0 for f in one_way])
+            word = _codes([f.first if f and f.letters else None for f in readings])
+            lengths = np.array([len(f.letters) if f else 0 for f in readings])
             letters = np.zeros((k, max(int(lengths.max()), 1)), dtype=np.int32)
-            for x, f in enumerate(one_way):
-                if f:
-                    letters[x, :len(f[1])] = [ord(c) for c in f[1]]
+            for x, f in enumerate(readings):
+                if f and f.letters:
+                    letters[x, :len(f.letters)] = [ord(c) for c in f.letters]
             mismatch = np.zeros((k, k), dtype=bool)
             for pos in range(letters.shape[1]):
                 both = (lengths[:, None] > pos) & (lengths[None, :] > pos)
                 mismatch |= both & (letters[:, pos][:, None] != letters[:, pos][None, :])
             words_differ = (word[:, None] >= 0) & (word[None, :] >= 0) & (word[:, None] != word[None, :])
             mixed = simple[:, None] & simple[None, :] & ~(full_only[:, None] & full_only[None, :])
-            table[mixed & (fam[:, None] == fam[None, :]) & ~mismatch & ~words_differ] = 1
+            table[mixed & (family[:, None] == family[None, :]) & ~mismatch & ~words_differ] = 1
             settled = settled | mixed
         for x, y in zip(*np.nonzero(np.triu(~settled))):
             table[x, y] = table[y, x] = name_compatibility(distinct[x], distinct[y])
@@ -357,31 +355,26 @@ def _compatibility_table(ev: MentionEvidence, rows: np.ndarray, block_of: np.nda
     return out
 
 
-def _one_reading(name: str) -> tuple[str, str, str | None, bool] | None:
-    """(family, the letters its given parts stand for, the first given word or None when it is an
-    initial, whether every given part is a full word) of a name read one way only with given
-    parts, else None."""
+class _Reading(NamedTuple):
+    """A name read one way only, with given parts."""
+
+    family: str
+    letters: str  # the letters its given parts stand for (``Jun-Hui`` -> ``jh``)
+    first: str | None  # the first given word, None when it is an initial
+    full: bool  # every given part a full word
+    whole: str  # the given parts' text joined (``Jun-Hui`` / ``Jun Hui`` -> ``junhui``)
+
+
+def _one_reading(name: str) -> _Reading | None:
+    """The one reading of ``name`` with given parts, or None (several readings, or no given name)."""
     parsed = parse_name(name)
     if len(parsed.readings) != 1 or not parsed.readings[0].given:
         return None
     reading = parsed.readings[0]
-    letters = "".join(i for part in reading.given for i in part.initials)
-    if not letters:
-        return None
     head = reading.given[0]
-    return reading.family, letters, None if head.is_initial else head.text, all(not p.is_initial for p in reading.given)
-
-
-def _plain_full(name: str) -> tuple[str, str, str] | None:
-    """(family, first given name, all given names joined) of a name read one way only whose
-    given parts are all full words, else None."""
-    parsed = parse_name(name)
-    if len(parsed.readings) != 1 or not parsed.readings[0].given:
-        return None
-    reading = parsed.readings[0]
-    if any(part.is_initial for part in reading.given):
-        return None
-    return reading.family, reading.given[0].text, "".join(part.text for part in reading.given)
+    return _Reading(reading.family, "".join(i for part in reading.given for i in part.initials),
+                    None if head.is_initial else head.text, all(not p.is_initial for p in reading.given),
+                    "".join(part.text for part in reading.given))
 
 
 def compare_block(ev: MentionEvidence, rows: np.ndarray, block_of: np.ndarray | None = None) -> dict[str, np.ndarray]:
