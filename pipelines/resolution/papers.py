@@ -991,12 +991,15 @@ def _resolve_records(records: pl.DataFrame, one_to_one_between: str | None, cata
     """Features and resolution of ``records``; when some sources are catalogues (named, or judged
     from a first clustering with ``"auto"``), resolved again with their records kept apart."""
     feats = _prepare(records, one_to_one_between)
-    res = _resolve(feats, title_diffs, candidates, workers)
-    if catalogues and one_to_one_between is None and candidates is None:
-        listed_once = set(_catalogue_sources(feats, res.roots) if catalogues == "auto" else catalogues)
-        if listed_once:
-            feats = replace(feats, groups=[s if s in listed_once else None for s in feats.sources])
-            res = _resolve(feats, title_diffs, None, workers)
+    if not catalogues or one_to_one_between is not None or candidates is not None:
+        return feats, _resolve(feats, title_diffs, candidates, workers)
+    diffs = title_diffs if title_diffs is not None else TitleDiffCache()
+    res = _resolve(feats, diffs, None, workers)
+    listed_once = set(_catalogue_sources(feats, res.roots) if catalogues == "auto" else catalogues)
+    if listed_once:
+        # The second clustering compares the same titles: it reuses the first one's diffs.
+        feats = replace(feats, groups=[s if s in listed_once else None for s in feats.sources])
+        res = _resolve(feats, TitleDiffCache(diffs.frame()), None, workers)
     return feats, res
 
 
