@@ -576,10 +576,11 @@ def _rare_name_support(levels: dict[str, np.ndarray], model: AuthorModel, people
     weights is positive: the same journals in the same years, a related title...). Such a name
     alone makes one person at least as likely as two, so one agreeing signal is enough; a name
     many people carry needs an explicit shared co-author, affiliation or close title."""
-    other = np.zeros(levels["name"].shape, dtype=np.float64)
-    for c in COMPARISONS[1:]:
-        other += model.linkage.log2_bayes_factor(c.name, levels[c.name])
-    return (levels["name"] == 0) & (people[:, None] <= RARE_NAME_PEOPLE) & (other > 0.0)
+    support = (levels["name"] == 0) & (people[:, None] <= RARE_NAME_PEOPLE)
+    a, b = np.nonzero(support)  # weigh only the pairs of such a name, not the whole block
+    other = sum(model.linkage.log2_bayes_factor(c.name, levels[c.name][a, b]) for c in COMPARISONS[1:])
+    support[a, b] = np.asarray(other) > 0.0
+    return support
 
 
 def _corroborated(labels: np.ndarray, agrees: np.ndarray) -> np.ndarray:
