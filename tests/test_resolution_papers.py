@@ -155,6 +155,9 @@ def test_same_arxiv_id_overrides_a_title_veto():
         (r"\textbf{L}oss landscapes of $\delta$-networks", "Loss Landscapes of δ-Networks"),
         ("Query Optimization for XML", "QueryOptimization forXML"),
         ("The ClustRa Telecom Database: High Availability, High Throughput, and Real-Time Response", "The ClustRa Telecom Database"),
+        # A typo or an OCR slip among several agreeing words (DBLP vs Google Scholar).
+        ("Efficient and Tunable Similar Set Retrieval", "Efficient and tumble similar set retrieval"),
+        ("Gangam - A Solution to Support Multiple Data Models", "Sangam-a solution to support multiple data models"),
     ],
 )
 def test_lightly_edited_titles_are_one_paper(left, right):
@@ -191,6 +194,40 @@ def test_near_twins_stay_apart_despite_same_authors_and_year(left, right):
         )
     )
     assert result["paper_id"].n_unique() == 2
+
+
+def test_a_look_alike_word_is_a_typo_only_among_enough_agreeing_words():
+    typo = compare_titles(title_tokens("Efficient and Tunable Similar Set Retrieval"),
+                          title_tokens("Efficient and tumble similar set retrieval"))
+    assert typo.veto is None and 0.85 <= typo.score < 1.0  # half an edit: authors and years decide
+    # Too little agreeing context, a number, a short word: still different papers.
+    assert compare_titles(title_tokens("Mining rules"), title_tokens("Mixing rules")).veto
+    assert compare_titles(title_tokens("Evaluating GPT-3 on reasoning benchmarks"),
+                          title_tokens("Evaluating GPT-4 on reasoning benchmarks")).veto
+    assert compare_titles(title_tokens(HONPAS_DYNAMIC), title_tokens(HONPAS_STATIC)).veto
+    # A look-alike title by other people in another year is another paper.
+    result = match_papers(records([
+        {"record_id": "1", "title": "Learning to rank with partial labels", "authors": ["Ann Lee"], "year": 2015},
+        {"record_id": "2", "title": "Learning to rant with partial labels", "authors": ["Bob Ray"], "year": 2015},
+    ]))
+    assert result["paper_id"].n_unique() == 2
+
+
+def test_a_garbled_author_list_is_no_evidence_against():
+    """Scraped citation strings glue and misspell names ("J Cho andH", "ChaudhuriandV"): a list
+    in which a family name of the other is still legible is not "no shared author"; a list that
+    names other people still is."""
+    dblp = {"record_id": "d", "title": "Synchronizing a Database to Improve Freshness",
+            "authors": ["Junghoo Cho", "Hector Garcia-Molina"], "year": 2000}
+    garbled = [
+        {"record_id": "s1", "title": "Garcia-Molina. Synchronizing a database to improve freshness", "authors": ["J Cho andH"]},
+        {"record_id": "s2", "title": "Synchronizing a database to improve freshness. In SIGMOD", "authors": ["H GarciaMolinaJ"]},
+        {"record_id": "s3", "title": "Synchronizing a database to improve freshness, in Proc", "authors": ["H Garcia-Molna"]},
+    ]
+    for record in garbled:
+        assert match_papers(records([dblp, record]))["paper_id"].n_unique() == 1, record
+    other = {"record_id": "s4", "title": "Garcia-Molina. Synchronizing a database to improve freshness", "authors": ["P Smith"]}
+    assert match_papers(records([dblp, other]))["paper_id"].n_unique() == 2
 
 
 def test_year_and_author_evidence():

@@ -58,7 +58,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import polars as pl
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import Indel
+from rapidfuzz.distance import Indel, Levenshtein
 
 from pipelines.resolution.blocking import empty_pairs, pairs_from_keys, star_pairs
 from pipelines.resolution.clustering import ConstrainedUnionFind
@@ -66,6 +66,7 @@ from pipelines.resolution.review import REVIEW_SCHEMA, review_queue
 from pipelines.resolution.runtime import map_in_processes, match_workers, without_cycle_collection
 from pipelines.resolution.names import name_forms, split_author_list
 from pipelines.resolution.titles import STOPWORDS, TitleComparison, compare_titles, content_tokens, title_parts, title_tokens
+from pipelines.textnorm import match_key
 
 MATCH_THRESHOLD = 0.85
 REVIEW_LOW = 0.65
@@ -134,6 +135,9 @@ class _Features:
     author_sets: list[list[frozenset[str]]]
     author_union: list[frozenset[str]]
     author_families: list[frozenset[str]]
+    # Every word (3+ letters) of every name as written, glued forms included ("HinneburgA",
+    # "J Cho andH"): what a garbled list still says (see _garbled_lists).
+    author_words: list[frozenset[str]]
     years: list[int | None]
     arxiv: list[str | None]
     doi: list[str | None]
@@ -194,10 +198,11 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None, *, with_auth
         keys.append(f[1])
         parts.append(f[2])
         n_content.append(f[3])
-    author_cache: dict[tuple[str, ...], tuple[list[frozenset[str]], frozenset[str], frozenset[str]]] = {}
+    author_cache: dict[tuple[str, ...], tuple[list[frozenset[str]], frozenset[str], frozenset[str], frozenset[str]]] = {}
     author_sets: list[list[frozenset[str]]] = []
     author_union: list[frozenset[str]] = []
     author_families: list[frozenset[str]] = []
+    author_words: list[frozenset[str]] = []
     # Per distinct name: its keys ("family initial") and their family names alone (for garbled
     # lists, "RG ATV"); names repeat across many author lists.
     name_keys: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
@@ -214,10 +219,13 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None, *, with_auth
                 if forms[0]:
                     sets.append(forms[0])
                     families.append(forms[1])
-            a = author_cache[names_key] = (sets, frozenset().union(*sets), frozenset().union(*families))
+            family_names = frozenset().union(*families)
+            words = family_names | {w for n in names_key for w in match_key(n).split() if len(w) >= 3}
+            a = author_cache[names_key] = (sets, frozenset().union(*sets), family_names, words)
         author_sets.append(a[0])
         author_union.append(a[1])
         author_families.append(a[2])
+        author_words.append(a[3])
     arxiv = [normalize_arxiv_id(a) for a in df["arxiv_id"].to_list()]
     doi = []
     for i, d in enumerate(df["doi"].to_list()):
@@ -236,6 +244,7 @@ def _prepare(records: pl.DataFrame, one_to_one_between: str | None, *, with_auth
         author_sets=author_sets,
         author_union=author_union,
         author_families=author_families,
+        author_words=author_words,
         years=df["year"].to_list(),
         arxiv=arxiv,
         doi=doi,
@@ -384,6 +393,27 @@ def _author_overlap(a: list[frozenset[str]], b: list[frozenset[str]], ua: frozen
     else:
         shared = sum(1 for keys in b if not keys.isdisjoint(ua))
     return shared, shared / min(len(a), len(b))
+
+
+def _garbled_lists(families: frozenset[str], words: frozenset[str]) -> bool:
+    """Whether a family name of one list is legible among the other list's words although no
+    name matched: the same word, glued to an initial or the next name (``hinneburg`` in
+    ``hinneburga``, ``chaudhuri`` in ``chaudhuriandv``), or misspelt by a letter (two in long
+    names: ``mylopoulos``/``myopoulos``)."""
+    for f in families:
+        if len(f) < 3:
+            continue
+        if f in words:
+            return True
+        if len(f) < 4:
+            continue
+        for w in words:
+            if f in w and len(w) <= len(f) + 5:
+                return True
+            if len(f) >= 5 and abs(len(w) - len(f)) <= 2:
+                if Levenshtein.distance(f, w, score_cutoff=2) <= (2 if min(len(f), len(w)) >= 8 else 1):
+                    return True
+    return False
 
 
 def _combine(title: np.ndarray, overlap: np.ndarray, year_diff: np.ndarray, min_content: np.ndarray) -> np.ndarray:
@@ -549,6 +579,15 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
     year_diff = np.abs(years[I] - years[J])
     n_content = np.asarray(feats.n_content, dtype=np.int64)
     title_score = t_score[title_pair]
+    # Lists that share nobody but where one's family name is still legible in the other's words
+    # (glued, misspelt, transliterated): garbled, no evidence either way. Only looked at where the
+    # penalty could decide (the pair would reach the review band without it): few pairs.
+    nothing = np.full(I.size, np.nan)
+    deciding = np.flatnonzero((overlap == 0) & (_combine(title_score, nothing, year_diff, np.minimum(n_content[I], n_content[J])) >= REVIEW_LOW))
+    for k in deciding.tolist():
+        i, j = int(I[k]), int(J[k])
+        if _garbled_lists(feats.author_families[i], feats.author_words[j]) or _garbled_lists(feats.author_families[j], feats.author_words[i]):
+            overlap[k] = np.nan
     score = _combine(title_score, overlap, year_diff, np.minimum(n_content[I], n_content[J]))
     veto = pl.Series(t_veto, dtype=pl.String).gather(title_pair)
     if feats.series is not None and any(feats.series):
@@ -740,7 +779,7 @@ def _node_features(feats: _Features, reps: np.ndarray, node_of: np.ndarray) -> _
     members: list[list[int]] = [[] for _ in range(len(reps))]
     for i, node in enumerate(node_of.tolist()):
         members[node].append(i)
-    author_sets, author_union, author_families, partial, parts = [], [], [], [], []
+    author_sets, author_union, author_families, author_words, partial, parts = [], [], [], [], [], []
     for group in members:
         # Members share the title key but not necessarily its punctuation: the node has every
         # member's title parts (main title, subtitle).
@@ -750,12 +789,14 @@ def _node_features(feats: _Features, reps: np.ndarray, node_of: np.ndarray) -> _
             author_sets.append(feats.author_sets[i])
             author_union.append(feats.author_union[i])
             author_families.append(feats.author_families[i])
+            author_words.append(feats.author_words[i])
             partial.append(False)
             continue
         sets = list(dict.fromkeys(s for i in group for s in feats.author_sets[i]))
         author_sets.append(sets)
         author_union.append(frozenset().union(*(feats.author_union[i] for i in group)))
         author_families.append(frozenset().union(*(feats.author_families[i] for i in group)))
+        author_words.append(frozenset().union(*(feats.author_words[i] for i in group)))
         partial.append(bool(sets) and any(not feats.author_sets[i] for i in group))
     pick = reps.tolist()
     return _Features(
@@ -768,6 +809,7 @@ def _node_features(feats: _Features, reps: np.ndarray, node_of: np.ndarray) -> _
         author_sets=author_sets,
         author_union=author_union,
         author_families=author_families,
+        author_words=author_words,
         years=[feats.years[i] for i in pick],
         arxiv=[feats.arxiv[i] for i in pick],
         doi=[feats.doi[i] for i in pick],

@@ -5,8 +5,10 @@ and diacritics gone; then a light plural stemmer) and their words are aligned: i
 (in order with ``difflib``, then moved words anywhere), then *equivalent* forms — a word joined
 or split (``data base``/``database``, ``QueryOptimization``), an acronym and its expansion
 (``LLM``/``large language model``), spelling variants (``behaviour``/``behavior``,
-``heterogenous``/``heterogeneous``, ``update``/``updating``, ``dept``/``department``). The words
-left over are classified:
+``heterogenous``/``heterogeneous``, ``update``/``updating``, ``dept``/``department``); and, when a
+single content word is left on each side, in one place among three or more agreeing words, and
+the two look alike (``tunable``/``tumble``, ``Gangam``/``Sangam``: an OCR slip or a typo), they are
+aligned as a typo that weighs half an edit. The words left over are classified:
 
 - *conflict* (a veto): content words replaced by different ones in the middle, or a one/two-word
   change at the start or end (``dynamic``/``static`` — the HONPAS pair); a negation prefix
@@ -51,6 +53,11 @@ _ENDINGS = frozenset(
 ) | {""}
 # Titles with at most this many content words change meaning when one word is added.
 SHORT_TITLE_WORDS = 4
+# A lone word replaced by a look-alike among this many agreeing content words is a typo (OCR,
+# a slip of the keyboard), not another paper; alike: normalised Indel similarity at least this.
+TYPO_CONTEXT_WORDS = 3
+TYPO_SIMILARITY = 0.75
+TYPO_WEIGHT = 0.5  # such a pair weighs half an edit in the title score
 _ROMAN = re.compile(r"^(?=[ivxlc]+$)c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
 
 
@@ -215,6 +222,32 @@ def _acronym_of(short: list[str], long_: list[str]) -> bool:
     return bool(candidates & {initials_all, initials_content})
 
 
+def _typo_in_context(left: tuple[str, ...], right: tuple[str, ...], match_l: list[int | None],
+                     match_r: list[int | None], notes: list[str]) -> bool:
+    """One content word left on each side, in the same place among at least
+    ``TYPO_CONTEXT_WORDS`` agreeing content words, and alike as strings (``TYPO_SIMILARITY``):
+    a typo or an OCR slip (``tunable``/``tumble``, ``Gangam``/``Sangam``, ``Illustra``/``lllustra``)
+    rather than another paper: the two are aligned, and the title score counts the pair as half an
+    edit (authors and years then decide). Numbers, negations and short words stay differences."""
+    free_l = [i for i, t in enumerate(left) if match_l[i] is None and t not in STOPWORDS]
+    free_r = [j for j, t in enumerate(right) if match_r[j] is None and t not in STOPWORDS]
+    if len(free_l) != 1 or len(free_r) != 1:
+        return False
+    i, j = free_l[0], free_r[0]
+    a, b = left[i], right[j]
+    agreeing = [k for k, t in enumerate(left) if t not in STOPWORDS and match_l[k] is not None]
+    if len(agreeing) < TYPO_CONTEXT_WORDS or min(len(a), len(b)) < 4 or _numbers([a, b]) or _negation_pair(a, b):
+        return False
+    # The same place: as many agreeing words before it on either side.
+    before_l = sum(1 for k in agreeing if k < i)
+    before_r = sum(1 for k in agreeing if match_l[k] < j)
+    if before_l != before_r or Indel.normalized_similarity(a, b) < TYPO_SIMILARITY:
+        return False
+    match_l[i], match_r[j] = j, i
+    notes.append(f"{a!r}~{b!r} (a typo?)")
+    return True
+
+
 @dataclass(frozen=True)
 class TitleComparison:
     score: float  # 0..1, content-word agreement
@@ -315,6 +348,8 @@ def compare_titles(left: tuple[str, ...], right: tuple[str, ...]) -> TitleCompar
                 notes.append(f"{left[i]!r}~{right[j]!r}")
                 break
 
+    typo = _typo_in_context(left, right, match_l, match_r, notes)
+
     def unmatched(tokens: tuple[str, ...], marks: list[int | None]) -> tuple[list[str], list[str], list[str]]:
         """Unmatched content words split into (at start, in the middle, at end)."""
         content_pos = [k for k, t in enumerate(tokens) if t not in STOPWORDS]
@@ -387,7 +422,7 @@ def compare_titles(left: tuple[str, ...], right: tuple[str, ...]) -> TitleCompar
     edge_weight = sum(0.125 if len(w) <= 2 or w.isdigit() else 1.0 for w in lh + rh) + sum(
         0.125 if len(w) <= 2 or w.isdigit() else 0.5 for w in lt + rt
     )
-    denominator = common + middle + edge_weight
+    denominator = common + middle + edge_weight + (TYPO_WEIGHT if typo else 0.0)
     score = common / denominator if denominator else 0.0
     detail = "; ".join(dict.fromkeys(veto + notes)) or "same words"
     return TitleComparison(round(score, 4), "; ".join(veto) or None, round(common), middle, edge, detail)
