@@ -344,6 +344,24 @@ def test_a_source_that_lists_each_work_once_never_has_two_of_its_records_merged(
     assert paper["pages000-0"] == paper["pages000-1"]
 
 
+def test_a_catalogue_that_lists_conference_and_journal_versions_is_still_a_catalogue():
+    """DBLP and the ACM library list a conference paper and its journal version (same title, a
+    year later) as two entries: such versions are not repeats, so a catalogue that holds many of
+    them is still recognised, and its two "Editor's Notes" of one year stay two works (before,
+    5 % of versions made it look like a list that repeats its works; DBLP-ACM 0.946 -> 0.977)."""
+    titles = _distinct_titles(220, 3)
+    rows = [{"record_id": f"cat{k:03d}", "title": t, "authors": [f"Author {k}"], "year": 2000 + k % 5}
+            for k, t in enumerate(titles)]
+    rows += [{"record_id": f"cat{k:03d}-journal", "title": titles[k], "authors": [f"Author {k}"], "year": 2001 + k % 5}
+             for k in range(0, 220, 20)]
+    rows += [{"record_id": f"notes-{k}", "title": "Editor's Notes", "authors": ["Ling Liu"], "year": 2002} for k in range(2)]
+    frame = records(rows).with_columns(pl.lit("cat").alias("source"))
+    paper = paper_of(match_papers(frame))
+    assert paper["notes-0"] != paper["notes-1"]
+    assert paper["cat020"] != paper["cat020-journal"]  # two entries of the catalogue
+    assert paper_of(match_papers(frame, catalogues=()))["cat020"] == paper_of(match_papers(frame, catalogues=()))["cat020-journal"]
+
+
 def test_deterministic_under_row_shuffles():
     base = sample_records()
     expected = match_papers(base).sort("record_id")

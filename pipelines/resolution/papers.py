@@ -53,6 +53,7 @@ same input in any row order gives the same clusters, ids and review rows.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -302,29 +303,37 @@ def _series_flags(keys: list[str], years: list[int | None], authors: list[frozen
 # records are two works ("Editor's Notes" of 2001 and of 2002, one editor's three "Chair's
 # Message" of one year), whatever their titles say. Measured on the first clustering: of the
 # source's records with at least CATALOGUE_MIN_CONTENT content words (titles nobody repeats by
-# chance), at most CATALOGUE_MAX_SELF_SHARE share a paper with another record of the source, among
-# at least CATALOGUE_MIN_RECORDS such records. Forbidding its records to merge with one another
-# costs at most that share of its records, the bound the rule measures.
+# chance), at most CATALOGUE_MAX_SELF_SHARE share a paper with another record of the source of the
+# same year (or without a year), among at least CATALOGUE_MIN_RECORDS such records. Records of one
+# work in different years are the catalogue's own versions (a conference paper and its journal
+# version are two entries of DBLP and of the ACM library), not repeats. Forbidding its records to
+# merge with one another costs at most that share of its records, the bound the rule measures.
+# Measured (share of repeats): DBLP 0.11 % and Google Scholar 1.57 % on DBLP-Scholar; ACM 0.40 %
+# and DBLP 0.71 % on DBLP-ACM.
 CATALOGUE_MIN_RECORDS = 200
 CATALOGUE_MIN_CONTENT = 5
-CATALOGUE_MAX_SELF_SHARE = 0.0075
+CATALOGUE_MAX_SELF_SHARE = 0.01
 
 
 def _catalogue_sources(feats: _Features, roots: list[int]) -> list[str]:
     """The sources of ``feats`` that list each work once, judged from the clustering ``roots``."""
     if not feats.sources:
         return []
-    by_source_root: dict[tuple[str, int], int] = {}
-    for source, root in zip(feats.sources, roots):
+    # Per (source, cluster): how many of its records carry each year (None: no year).
+    years_of: dict[tuple[str, int], Counter] = {}
+    for source, root, year in zip(feats.sources, roots, feats.years):
         if source is not None:
-            by_source_root[(source, root)] = by_source_root.get((source, root), 0) + 1
+            years_of.setdefault((source, root), Counter())[year] += 1
     distinctive: dict[str, int] = {}
     repeated: dict[str, int] = {}
-    for source, root, words in zip(feats.sources, roots, feats.n_content):
+    for source, root, words, year in zip(feats.sources, roots, feats.n_content, feats.years):
         if source is None or words < CATALOGUE_MIN_CONTENT:
             continue
         distinctive[source] = distinctive.get(source, 0) + 1
-        if by_source_root[(source, root)] > 1:
+        years = years_of[(source, root)]
+        # Another record of the source in the cluster, of this year or either without one.
+        same_year = years[year] - 1 + (years[None] if year is not None else sum(years.values()) - years[None])
+        if same_year > 0:
             repeated[source] = repeated.get(source, 0) + 1
     return sorted(s for s, n in distinctive.items()
                   if n >= CATALOGUE_MIN_RECORDS and repeated.get(s, 0) <= CATALOGUE_MAX_SELF_SHARE * n)
