@@ -246,6 +246,30 @@ def test_a_rare_full_name_with_agreeing_venue_and_years_is_one_person():
     assert author["wa"] != author["wb"]
 
 
+def test_a_name_rarer_than_the_typical_one_needs_one_leaning_signal_even_when_several_groups_carry_it():
+    """How rare a name is, is judged against the input's typical name (its term frequency in
+    people), not against a fixed count: a full name whose mentions fall into three unlinked groups
+    is still far rarer than one that a dozen people carry, so the same journal in consecutive years
+    corroborates two of its mentions (before: more than two groups made it "common")."""
+    rows = []
+    surnames = "Abbott Baker Carter Dawson Ellis Fisher Garcia Hughes Irwin Jensen Keller Lopez".split()
+    for k, surname in enumerate(surnames):  # twelve people called Wei Wang, nothing shared
+        rows.append({"mention_id": f"w{k:02d}", "name": "Wei Wang", "paper_id": f"wp{k}", "coauthors": [f"Ann {surname}"],
+                     "venue": f"Journal {k}", "year": 2000 + k})
+    rows += [
+        {"mention_id": "ja", "name": "Junfeng Okafor", "paper_id": "ja", "coauthors": ["Eric Feigelson"], "venue": "Astrophys.J.",
+         "title": "X-ray study of triggered star formation", "year": 2009},
+        {"mention_id": "jb", "name": "Junfeng Okafor", "paper_id": "jb", "coauthors": ["Giuseppina Fabbiano"],
+         "venue": "Astrophys.J.", "title": "Chandra imaging of the circumnuclear region of NGC 4151", "year": 2010},
+        {"mention_id": "jc", "name": "Junfeng Okafor", "paper_id": "jc", "coauthors": ["Hans Moser"],
+         "venue": "Phys.Rev.B", "title": "Phonon transport in layered cuprates", "year": 1988},
+    ]
+    author = author_of(match_authors(mentions(rows)))
+    assert author["ja"] == author["jb"]
+    assert author["jc"] != author["ja"]
+    assert author["w09"] != author["w10"]
+
+
 def test_identical_names_with_shared_coauthor_or_paper_are_one_person():
     frame = mentions(
         [

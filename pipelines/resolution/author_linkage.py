@@ -81,7 +81,9 @@ NAME_ONLY_CAP = 0.5 * MERGE_PROBABILITY
 # as common as a typical name) that share a co-author or affiliation need only this mean probability.
 SAME_NAME_PROBABILITY = 0.05
 SAME_NAME_RARITY = -1.0
-RARE_NAME_PEOPLE = 2  # a full name this few people carry: one agreeing signal besides it is enough
+# A full name at most as common as a typical one (log2 rarity >= 0): evidence that leans one way
+# besides it is enough.
+RARE_NAME_RARITY = 0.0
 MAX_BLOCK = 3000
 PACK_BLOCKS_UP_TO = 256  # small blocks are compared together, up to this many mentions at once
 FIT_MAX_PAIRS = 2_000_000  # candidate pairs EM sees (beyond: a seeded share of every block's rows)
@@ -190,7 +192,6 @@ class MentionEvidence:
     full: np.ndarray
     initials: np.ndarray
     name_rarity: np.ndarray  # log2 term-frequency adjustment of an identical name
-    name_people: np.ndarray  # how many people the model estimates carry the very name
     coauthors: sp.csr_matrix  # binary, co-author keys
     coauthor_count: np.ndarray
     titles: sp.csr_matrix  # TF-IDF, rows L2-normalised
@@ -253,7 +254,6 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
         full=np.array([f[1] for f in forms], dtype=bool),
         initials=np.array([f[2] for f in forms], dtype=np.int64),
         name_rarity=model.name_rarity(canonical),
-        name_people=np.array([max(model.people_per_name.get(c, 1), 1) for c in canonical], dtype=np.int64),
         coauthors=_bag([sorted(k) for k in coauthor_keys]),
         coauthor_count=np.array([len(k) for k in coauthor_keys], dtype=np.int64),
         titles=_l2_rows(_bag(tokens, title_idf, float(np.log(total + 1)) + 1.0)),
@@ -570,13 +570,14 @@ def _agreeing(levels: dict[str, np.ndarray]) -> np.ndarray:
     return agrees & (levels["name"] >= 0)
 
 
-def _rare_name_support(levels: dict[str, np.ndarray], model: AuthorModel, people: np.ndarray) -> np.ndarray:
-    """Pairs with one identical full name carried by at most ``RARE_NAME_PEOPLE`` people whose
-    other evidence, taken together, leans towards one person (the sum of the other comparisons'
-    weights is positive: the same journals in the same years, a related title...). Such a name
-    alone makes one person at least as likely as two, so one agreeing signal is enough; a name
-    many people carry needs an explicit shared co-author, affiliation or close title."""
-    support = (levels["name"] == 0) & (people[:, None] <= RARE_NAME_PEOPLE)
+def _rare_name_support(levels: dict[str, np.ndarray], model: AuthorModel, rarity: np.ndarray) -> np.ndarray:
+    """Pairs with one identical full name at most as common as a typical name (its rarity, the
+    term-frequency adjustment in people, at least ``RARE_NAME_RARITY``) whose other evidence,
+    taken together, leans towards one person (the sum of the other comparisons' weights is
+    positive: the same journals in the same years, a related title...). Such a name makes one
+    person likelier than on average, so one agreeing signal is enough; a name more people carry
+    than the typical one needs an explicit shared co-author, affiliation or close title."""
+    support = (levels["name"] == 0) & (rarity[:, None] >= RARE_NAME_RARITY)
     a, b = np.nonzero(support)  # weigh only the pairs of such a name, not the whole block
     other = sum(model.linkage.log2_bayes_factor(c.name, levels[c.name][a, b]) for c in COMPARISONS[1:])
     support[a, b] = np.asarray(other) > 0.0
@@ -650,7 +651,7 @@ def link_block(ev: MentionEvidence, model: AuthorModel, rows: np.ndarray, block_
     np.fill_diagonal(distance, 0.0)
     labels = fcluster(linkage(distance[np.triu_indices(b, 1)], method="average"),
                       t=1.0 - MERGE_PROBABILITY, criterion="distance") - 1
-    rare_name_support = _rare_name_support(levels, model, ev.name_people[rows])
+    rare_name_support = _rare_name_support(levels, model, ev.name_rarity[rows])
     labels = _corroborated(labels, _agreeing(levels) | together | rare_name_support)
     labels = _same_full_name_merges(labels, p, levels, incompatible | forbidden | different_block, ev.name_rarity[rows])
     k = int(labels.max()) + 1
