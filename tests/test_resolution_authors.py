@@ -270,6 +270,39 @@ def test_a_name_rarer_than_the_typical_one_needs_one_leaning_signal_even_when_se
     assert author["w09"] != author["w10"]
 
 
+def test_affiliations_are_alike_by_their_telling_words_not_their_boilerplate():
+    """Two long affiliations of one country's medical schools share most of their words
+    ("Department of", "College of Medicine", "University", "Seoul, Korea"); weighed by how rare
+    each word is, two departments of two universities are not "similar" (before: unweighted word
+    overlap made them so, and two Ji Hyun Parks in ophthalmology and endocrinology one person),
+    while one department written two ways still is."""
+    from pipelines.resolution.authors import _prepare, fit_author_model
+    from pipelines.resolution.author_linkage import compare_block, mention_evidence
+
+    departments = "Cardiology Ophthalmology Endocrinology Pediatrics Radiology Urology Dermatology Neurology".split()
+    universities = "Yonsei Korea Kyunghee Hanyang Ajou Inha".split()
+    rows = [{"mention_id": f"m{d}{u}", "name": f"Min {k} Lee", "paper_id": f"p{d}{u}",
+             "affiliation": f"Department of {dept}, College of Medicine, {uni} University, Seoul, Korea"}
+            for k, (d, dept) in enumerate(enumerate(departments)) for u, uni in enumerate(universities)]
+    rows += [
+        {"mention_id": "a", "name": "Ji Hyun Park", "paper_id": "pa",
+         "affiliation": "Department of Ophthalmology, College of Medicine, Yonsei University, Seoul, Korea"},
+        {"mention_id": "b", "name": "Ji Hyun Park", "paper_id": "pb",
+         "affiliation": "Department of Endocrinology, College of Medicine, Hanyang University, Seoul, Korea"},
+        {"mention_id": "c", "name": "Ji Hyun Park", "paper_id": "pc",
+         "affiliation": "Dept. of Ophthalmology, Yonsei University College of Medicine"},
+    ]
+    frame = mentions(rows)
+    model = fit_author_model(frame)
+    m = _prepare(frame)
+    ev = mention_evidence(m.names, m.coauthor_keys, m.titles, m.years, m.venue, m.affiliation, model)
+    at = {x: i for i, x in enumerate(m.ids)}
+    rows_abc = np.array([at["a"], at["b"], at["c"]])
+    affiliation = compare_block(ev, rows_abc)["affiliation"]
+    assert affiliation[0, 1] == 0  # other department, other university: different
+    assert affiliation[0, 2] == 1  # one department written two ways: similar
+
+
 def test_identical_names_with_shared_coauthor_or_paper_are_one_person():
     frame = mentions(
         [

@@ -17,7 +17,7 @@ name           identical full name · identical initials (two or more) · identi
 coauthors      none shared · shared on long author lists (a collaboration), few · most · one
                shared on short lists · two or more shared on short lists
 title          topical similarity of the titles (TF-IDF cosine): unrelated · weak · related · close
-affiliation    different · similar words · the same (term-frequency adjusted)
+affiliation    different · similar words (IDF-weighted) · the same (term-frequency adjusted)
 venue          different · the same
 year           0–1 apart · 2–3 · 4–7 · 8–15 · more than 15
 =============  ==================================================================================
@@ -246,6 +246,7 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
     present = {w for t in set(map(tuple, tokens)) for w in t}
     title_idf = {w: float(np.log((total + 1) / (model.title_df.get(w, 0) + 1)) + 1.0) for w in present}
     aff_words = _per_value(affiliations, lambda a: (a or "").split())
+    affiliation_idf = _affiliation_idf(model, {w for ws in set(map(tuple, aff_words)) for w in ws})
     return MentionEvidence(
         n=n,
         names=names,
@@ -259,11 +260,24 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
         titles=_l2_rows(_bag(tokens, title_idf, float(np.log(total + 1)) + 1.0)),
         title_words=np.array([len(t) for t in tokens], dtype=np.int64),
         affiliation=_codes(affiliations),
-        affiliation_words=_l2_rows(_bag(aff_words)),
+        affiliation_words=_l2_rows(_bag(aff_words, affiliation_idf, float(np.log(total + 1)) + 1.0)),
         affiliation_frequency=model.affiliation_frequency(affiliations),
         venue=_codes(venues),
         year=np.array([-1 if y is None else int(y) for y in years], dtype=np.int64),
     )
+
+
+def _affiliation_idf(model: AuthorModel, words: set[str]) -> dict[str, float]:
+    """Inverse document frequency of affiliation words over the model's mentions: "department",
+    "university", "college of medicine" say nothing; "cardiology", "kyunghee" do. (Unweighted,
+    two long affiliations of one country's medical schools looked alike in any two departments.)"""
+    df: Counter = Counter()
+    for key, count in model.affiliation_counts.items():
+        for w in set(key.split()):
+            if w in words:
+                df[w] += count
+    total = max(model.mentions, 1)
+    return {w: float(np.log((total + 1) / (df.get(w, 0) + 1)) + 1.0) for w in words}
 
 
 def _per_value(values: list, fn) -> list:
