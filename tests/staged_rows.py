@@ -52,3 +52,17 @@ def listing(con, **row) -> str:
     parse = _night_fetch(con, row)
     _insert(con, "staging.parsed_listings", {"parse_id": parse, **{k: v for k, v in row.items() if k not in _NIGHT}})
     return landing.short_hash(row["partition_date"], row["capture_id"], row["position"])
+
+
+def write_night(con, day: date, raw, frames: dict) -> None:
+    """A night written the way the pipeline writes it, from frames: ``raw`` (landing.raw_rows) into
+    raw.fetches / raw.page_bodies, and ``frames`` (the staging frames of landing.stage_captures, by
+    table name: ``{"profiles": ..., "listings": ...}``) as the night's parses, in one transaction."""
+    from pipelines import warehouse
+
+    with warehouse.transaction(con):
+        con.execute("DELETE FROM raw.fetches WHERE partition_date = ?", [day])
+        landing.store_raw(con, raw)
+        landing.account_for_every_fetch(con, day)
+        for table, frame in frames.items():
+            landing.insert_parsed(con, table, frame)
