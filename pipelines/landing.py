@@ -13,8 +13,15 @@ body was staged as a profile. The gate ``capture_unaccounted`` (``expectations/s
 holds every fetch to this.
 
 **What lands doubtful or repaired** is an issue row in ``staging.quality_issues``: the parser's
-(stage ``parse``, copied with the page's other rows when an unchanged page is reused) and the
-source's (stage ``fetch``, from ``raw.page_captures.capture_issues``, written fresh every night).
+(stage ``parse``, stored with the page's parse) and the source's (stage ``fetch``, from
+``raw.page_captures.capture_issues``, kept with the night's fetch row).
+
+**Each capture stored once.** ``raw.page_captures`` and the four staging tables are views
+(``sql/schema/01_raw.sql``, ``02_staging.sql``): a body is stored once (``raw.page_bodies``), a fetch
+is a small ``raw.fetches`` row (``store_raw``); a page is parsed once per url, body and parser version
+(a *parse*, ``parse_id``: ``staging.parsed_*``, ``insert_parsed``), and every night each fetch gets a
+``staging.night_fetches`` row saying which parse it shows (``account_for_every_fetch``). An unchanged
+page costs a row a night in each layer, not a copy of its body and listings.
 """
 
 from __future__ import annotations
@@ -225,10 +232,12 @@ def _frames(pages: list[tuple[list, list, list, list]]) -> tuple[pl.DataFrame, .
     return tuple(pl.concat(frames) if frames else _frame([], schema) for frames, schema in zip(parts, schemas))
 
 
-# ---- incremental staging --------------------------------------------------------------------------
-# An unchanged page (same url, same body, same parser version) was already parsed on an earlier
-# night: its rows are copied with the new partition's keys instead of being parsed again.
-# The ids are recomputed in SQL exactly as short_hash() computes them in Python.
+# ---- incremental staging, each parse stored once -----------------------------------------------------
+# The staging tables analysts query are views (sql/schema/02_staging.sql) over each parse stored once —
+# a body parsed for its url by a parser version, ``parse_id`` — and a staging.night_fetches row per fetch
+# of a night saying which parse it shows. An unchanged page (same url, same body, same parser version)
+# was parsed on an earlier night: tonight it gets its night_fetches row, nothing else. The ids the
+# views compute (listing_id, reject_id, issue_id) are computed in SQL exactly as short_hash() in Python.
 
 def _sql_hash(*parts: str) -> str:
     joined = ", ".join(f"coalesce(CAST({p} AS VARCHAR), '')" for p in parts)
@@ -236,131 +245,94 @@ def _sql_hash(*parts: str) -> str:
 
 
 # One row per capture_id of the partition: its parsed fetch (the first by url, then file name),
-# provided that same url+body was parsed before with this parser. Rows a parse produced are
-# recognised by stage 'parse' (a fetch rejected by its source was never parsed), and a
-# 'duplicate_body' reject is no parse of that url.
+# provided that the same url+body was parsed with this parser for another night (its parse is
+# stored: staging.night_fetches of another night points at it).
 _REUSABLE = f"""
     CREATE OR REPLACE TEMP TABLE reusable_captures AS
     WITH firsts AS (
-        SELECT capture_id, fetch_id, url, captured_at FROM raw.page_captures
+        SELECT capture_id, fetch_id, url, captured_at, {_sql_hash("capture_id", "url", "$version")} AS parse_id
+        FROM raw.fetches
         WHERE partition_date = $day AND fetch_reject IS NULL
         QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY {_PARSED_FETCH_ORDER}) = 1
-    ),
-    parsed AS (
-        SELECT capture_id, url, partition_date FROM staging.profiles WHERE parser_version = $version
-        UNION
-        SELECT capture_id, url, partition_date FROM staging.rejects
-        WHERE parser_version = $version AND stage = 'parse' AND reason <> 'duplicate_body'
     )
-    SELECT f.capture_id, f.fetch_id, f.url, f.captured_at, max(p.partition_date) AS parsed_on
-    FROM firsts f JOIN parsed p ON p.capture_id = f.capture_id AND p.url = f.url AND p.partition_date <> $day
-    GROUP BY ALL
+    SELECT f.* FROM firsts f
+    WHERE EXISTS (SELECT 1 FROM staging.night_fetches n
+                  WHERE n.parse_id = f.parse_id AND n.role = 'parsed' AND n.partition_date <> $day)
 """
 
 
 def find_reusable_captures(con, day: date) -> int:
-    """Note the partition's captures whose rows can be copied from an earlier parse; returns how many."""
+    """Note the partition's captures whose parse is stored already; returns how many."""
     con.execute(_REUSABLE, {"version": parsing.PARSER_VERSION, "day": day})
     return con.execute("SELECT count(*) FROM reusable_captures").fetchall()[0][0]
 
 
-def copy_reused_rows(con, day: date) -> None:
-    """Insert copies of the rows of ``reusable_captures`` under the new partition's keys (and its
-    fetch ids). Call inside the partition's transaction, after find_reusable_captures."""
-    params = {"day": day}
-    con.execute("""
-        INSERT INTO staging.profiles BY NAME
-        SELECT s.* EXCLUDE (partition_date, captured_at, fetch_id), $day::DATE AS partition_date, u.captured_at,
-               u.fetch_id
-        FROM staging.profiles s JOIN reusable_captures u
-          ON s.capture_id = u.capture_id AND s.url = u.url AND s.partition_date = u.parsed_on
-    """, params)
-    con.execute(f"""
-        INSERT INTO staging.listings BY NAME
-        SELECT s.* EXCLUDE (partition_date, listing_id), $day::DATE AS partition_date,
-               {_sql_hash("$day::DATE", "s.capture_id", "s.position")} AS listing_id
-        FROM staging.listings s JOIN reusable_captures u
-          ON s.capture_id = u.capture_id AND s.partition_date = u.parsed_on
-    """, params)
-    con.execute(f"""
-        INSERT INTO staging.rejects BY NAME
-        SELECT s.* EXCLUDE (partition_date, reject_id, fetch_id), $day::DATE AS partition_date, u.fetch_id,
-               {_sql_hash("$day::DATE", "u.fetch_id", "s.reason", "s.position")} AS reject_id
-        FROM staging.rejects s JOIN reusable_captures u
-          ON s.capture_id = u.capture_id AND s.url = u.url AND s.partition_date = u.parsed_on
-        WHERE s.stage = 'parse' AND s.reason <> 'duplicate_body'
-    """, params)
-    con.execute(f"""
-        INSERT INTO staging.quality_issues BY NAME
-        SELECT s.* EXCLUDE (partition_date, issue_id, fetch_id), $day::DATE AS partition_date, u.fetch_id,
-               {_sql_hash("$day::DATE", "u.fetch_id", "s.position", "s.field", "s.reason", "s.raw_value")} AS issue_id
-        FROM staging.quality_issues s JOIN reusable_captures u
-          ON s.capture_id = u.capture_id AND s.url = u.url AND s.partition_date = u.parsed_on
-        WHERE s.stage = 'parse'
-    """, params)
-
-
-# ---- every fetch accounted for: rows that come from raw alone -------------------------------------
-# Written by SQL after the parsed and copied rows, inside the same transaction.
-
-_FETCH_REJECTS = f"""
-    INSERT INTO staging.rejects BY NAME
-    SELECT {_sql_hash("c.partition_date", "c.fetch_id", "c.fetch_reject", "NULL")} AS reject_id,
-           c.capture_id, c.fetch_id, c.partition_date, c.source, c.url, c.fetch_reject AS reason,
-           coalesce(c.fetch_reject_detail, 'rejected while fetching') AS detail, CAST(NULL AS INTEGER) AS position,
-           'fetch' AS stage, $version AS parser_version
-    FROM raw.page_captures c
-    WHERE c.partition_date = $day AND c.fetch_reject IS NOT NULL
-"""
-
-# The other fetches of a body that was parsed under another fetch tonight: they get that fetch's
-# page-level rejects (two empty files are two 'empty' rejects), or, when the body became a
-# profile, one 'duplicate_body' reject naming where it was staged.
-_OTHER_FETCHES = f"""
+# Every fetch of the nights in the temp table staged_nights (partition_date, parser_version), from
+# raw.fetches: the body's parsed fetch (a site URL before a bare file, then by url and file name)
+# shows its parse; another fetch of the same body is a 'copy' of it (the views give it the parse's
+# page-level rejects, or a duplicate_body reject); a fetch the source rejected is 'fetch_reject'.
+NIGHT_FETCHES = f"""
+    INSERT INTO staging.night_fetches BY NAME
     WITH fetches AS (
-        SELECT capture_id, fetch_id, url, source_file FROM raw.page_captures
-        WHERE partition_date = $day AND fetch_reject IS NULL
+        SELECT f.*, s.parser_version FROM raw.fetches f JOIN staged_nights s USING (partition_date)
     ),
     parsed AS (
-        SELECT capture_id, fetch_id, url, source_file FROM fetches
-        QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY {_PARSED_FETCH_ORDER}) = 1
-    ),
-    others AS (
-        SELECT o.capture_id, o.fetch_id, o.url, p.fetch_id AS parsed_fetch_id,
-               coalesce(p.source_file, p.url) AS parsed_where
-        FROM fetches o JOIN parsed p USING (capture_id) WHERE o.fetch_id <> p.fetch_id
+        SELECT partition_date, capture_id, fetch_id, url, source_file, parser_version FROM fetches
+        WHERE fetch_reject IS NULL
+        QUALIFY row_number() OVER (PARTITION BY partition_date, capture_id ORDER BY {_PARSED_FETCH_ORDER}) = 1
     )
-    INSERT INTO staging.rejects BY NAME
-    SELECT {_sql_hash("$day::DATE", "o.fetch_id", "r.reason", "NULL")} AS reject_id, o.capture_id, o.fetch_id,
-           $day::DATE AS partition_date, r.source, o.url, r.reason, r.detail, CAST(NULL AS INTEGER) AS position,
-           'parse' AS stage, r.parser_version
-    FROM others o JOIN staging.rejects r
-      ON r.partition_date = $day AND r.fetch_id = o.parsed_fetch_id AND r.position IS NULL AND r.stage = 'parse'
-    UNION ALL
-    SELECT {_sql_hash("$day::DATE", "o.fetch_id", "'duplicate_body'", "NULL")}, o.capture_id, o.fetch_id,
-           $day::DATE, s.source, o.url, 'duplicate_body',
-           'the same bytes as ' || o.parsed_where || ', staged there once', CAST(NULL AS INTEGER), 'parse',
-           $version
-    FROM others o JOIN staging.profiles s ON s.partition_date = $day AND s.fetch_id = o.parsed_fetch_id
+    SELECT f.partition_date, f.fetch_id, f.capture_id, f.source, f.url, f.captured_at,
+           CASE WHEN f.fetch_reject IS NOT NULL THEN 'fetch_reject'
+                WHEN f.fetch_id = p.fetch_id THEN 'parsed' ELSE 'copy' END AS role,
+           CASE WHEN f.fetch_reject IS NULL THEN {_sql_hash("p.capture_id", "p.url", "p.parser_version")} END AS parse_id,
+           CASE WHEN f.fetch_reject IS NULL AND f.fetch_id <> p.fetch_id THEN coalesce(p.source_file, p.url) END AS same_as,
+           f.fetch_reject, f.fetch_reject_detail, f.capture_issues, f.parser_version
+    FROM fetches f
+    LEFT JOIN parsed p ON p.partition_date = f.partition_date AND p.capture_id = f.capture_id AND f.fetch_reject IS NULL
 """
 
-_CAPTURE_ISSUES = f"""
-    INSERT INTO staging.quality_issues BY NAME
-    SELECT {_sql_hash("c.partition_date", "c.fetch_id", "NULL", "i.field", "i.reason", "i.raw_value")} AS issue_id,
-           c.capture_id, c.fetch_id, c.partition_date, c.source, c.url, CAST(NULL AS INTEGER) AS position,
-           i.field, i.reason, i.action, i.raw_value, i.detail, 'fetch' AS stage, $version AS parser_version
-    FROM (SELECT capture_id, fetch_id, partition_date, source, url, unnest(capture_issues) AS i
-          FROM raw.page_captures WHERE partition_date = $day AND len(capture_issues) > 0) c
-    QUALIFY row_number() OVER (PARTITION BY issue_id ORDER BY c.url) = 1
-"""
+# The parsed tables, each with the contract table its frames come in the shape of, and the night's
+# columns that are not the parse's.
+PARSED_TABLES = {
+    "profiles": ("staging.parsed_profiles", ("fetch_id", "partition_date", "captured_at")),
+    "listings": ("staging.parsed_listings", ("listing_id", "partition_date")),
+    "rejects": ("staging.parsed_rejects", ("reject_id", "fetch_id", "partition_date", "url", "stage")),
+    "quality_issues": ("staging.parsed_issues", ("issue_id", "fetch_id", "partition_date", "url", "stage")),
+}
 
 
 def account_for_every_fetch(con, day: date) -> None:
-    """Fetch rejects, the other fetches of bodies parsed once, and the sources' issues, for ``day``.
-    Call inside the partition's transaction, after the parsed and copied rows are in."""
-    params = {"day": day, "version": parsing.PARSER_VERSION}
-    for statement in (_FETCH_REJECTS, _OTHER_FETCHES, _CAPTURE_ISSUES):
-        con.execute(statement, params)
+    """Replace the night's staging.night_fetches rows (every fetch of raw, with the parse it shows),
+    and drop the parses no night shows any more (a re-run's). Call inside the partition's
+    transaction, before the night's new parses are inserted."""
+    con.execute("DELETE FROM staging.night_fetches WHERE partition_date = ?", [day])
+    for table, _ in PARSED_TABLES.values():  # before tonight's rows: a parse only a re-run showed is parsed again
+        con.execute(f"""DELETE FROM {table} t WHERE NOT EXISTS (
+            SELECT 1 FROM staging.night_fetches n WHERE n.parse_id = t.parse_id AND n.role = 'parsed')""")
+    con.execute("CREATE OR REPLACE TEMP TABLE staged_nights AS SELECT CAST($day AS DATE) AS partition_date, "
+                "CAST($version AS VARCHAR) AS parser_version", {"day": day, "version": parsing.PARSER_VERSION})
+    con.execute(NIGHT_FETCHES)
+    con.execute("""CREATE OR REPLACE TEMP TABLE tonight_parses AS
+        SELECT capture_id, parse_id FROM staging.night_fetches n WHERE partition_date = $day AND role = 'parsed'
+          AND NOT EXISTS (SELECT 1 FROM staging.parsed_profiles p WHERE p.parse_id = n.parse_id)
+          AND NOT EXISTS (SELECT 1 FROM staging.parsed_rejects r WHERE r.parse_id = n.parse_id)""", {"day": day})
+
+
+def insert_parsed(con, table: str, frame: pl.DataFrame) -> int:
+    """Store a night's parsed rows (``frame``: rows of the contract table ``staging.<table>``, from
+    stage_captures) once, under the parse of their body (tonight_parses, by capture_id). Returns rows stored."""
+    if frame.height == 0:
+        return 0
+    target, night_columns = PARSED_TABLES[table]
+    con.register("_parsed", frame.drop(night_columns).to_arrow())
+    try:
+        return con.execute(f"INSERT INTO {target} BY NAME SELECT t.parse_id, f.* FROM _parsed f "
+                           "JOIN tonight_parses t USING (capture_id)").fetchall()[0][0]
+    finally:
+        try:
+            con.unregister("_parsed")
+        except Exception:  # noqa: BLE001 - an aborted transaction refuses even this; the insert's error matters
+            pass
 
 
 # ---- partition-level steps (what the assets and `make bench` run) -----------------------------------
@@ -386,6 +358,42 @@ def _first_per_fetch(captures: Iterable[Capture]):
             yield capture
 
 
+# raw.page_captures is a view (sql/schema/01_raw.sql): each distinct body is stored once in
+# raw.page_bodies, each fetch is a row of raw.fetches pointing at its body by (capture_id, encoding).
+_BODY_COLUMNS = ("body", "body_bytes", "byte_size")
+_BODY_KEY = ("capture_id", "encoding")
+
+_NEW_BODIES = """
+    INSERT INTO raw.page_bodies BY NAME
+    SELECT n.* FROM _new_bodies AS n
+    WHERE NOT EXISTS (SELECT 1 FROM raw.page_bodies AS b
+                      WHERE b.capture_id = n.capture_id AND b.encoding IS NOT DISTINCT FROM n.encoding)
+"""
+
+_ORPHAN_BODIES = """
+    DELETE FROM raw.page_bodies AS b
+    WHERE NOT EXISTS (SELECT 1 FROM raw.fetches AS f
+                      WHERE f.capture_id = b.capture_id AND f.encoding IS NOT DISTINCT FROM b.encoding)
+"""
+
+
+def store_raw(con, frame: pl.DataFrame) -> None:
+    """Write raw rows (``raw_rows``, the shape of raw.page_captures): a raw.fetches row per fetch, and
+    each body not stored yet once into raw.page_bodies. Call inside the partition's transaction."""
+    warehouse.insert_frame(con, "raw.fetches", frame.drop(_BODY_COLUMNS))
+    bodies = frame.select(*_BODY_KEY, *_BODY_COLUMNS).unique(_BODY_KEY, keep="first", maintain_order=True)
+    if bodies.height == 0:
+        return
+    con.register("_new_bodies", bodies.to_arrow())
+    try:
+        con.execute(_NEW_BODIES)
+    finally:
+        try:
+            con.unregister("_new_bodies")
+        except Exception:  # noqa: BLE001 - an aborted transaction refuses even this; the insert's error matters
+            pass
+
+
 def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageTimer | None = None,
                    batch_pages: int = BATCH_PAGES) -> dict:
     """Replace the partition's raw.page_captures rows with ``captures``, in one transaction,
@@ -395,12 +403,13 @@ def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageT
              "fetch_rejects_by_reason": {}, "capture_issues": 0}
     loaded_at = datetime.now(timezone.utc)
     with warehouse.transaction(con):
-        con.execute("DELETE FROM raw.page_captures WHERE partition_date = ?", [day])
+        replaced = warehouse.scalar(con, "SELECT count(*) FROM raw.fetches WHERE partition_date = ?", [day])
+        con.execute("DELETE FROM raw.fetches WHERE partition_date = ?", [day])
         for batch in _batches(_first_per_fetch(captures), batch_pages):
             with timer.stage("read_and_decode", rows=len(batch)):
                 frame = raw_rows(batch, day, loaded_at)
             with timer.stage("land", rows=frame.height):
-                warehouse.insert_frame(con, "raw.page_captures", frame)
+                store_raw(con, frame)
             stats["pages"] += frame.height
             stats["bytes"] += int(frame["byte_size"].sum() or 0)
             stats["fetch_rejects"] += int(frame["fetch_reject"].is_not_null().sum())
@@ -410,14 +419,16 @@ def land_partition(con, captures: Iterable[Capture], day: date, *, timer: StageT
                 stats["by_source"][source] = stats["by_source"].get(source, 0) + n
             for reason, n in frame.filter(pl.col("fetch_reject").is_not_null()).group_by("fetch_reject").len().iter_rows():
                 stats["fetch_rejects_by_reason"][reason] = stats["fetch_rejects_by_reason"].get(reason, 0) + n
+        if replaced:  # a re-run: bodies only the replaced fetches had are no one's now
+            con.execute(_ORPHAN_BODIES)
     return stats
 
 
 def stage_partition(con, day: date, *, timer: StageTimer | None = None, batch_pages: int = BATCH_PAGES,
                     shard_pages: int | None = None, work_dir: Path | None = None,
                     workers: int | None = None) -> dict:
-    """Replace the partition's staging rows: copy unchanged pages' rows, parse the others, all
-    written in one transaction. The three steps the staging asset runs as separate Dagster steps
+    """Replace the partition's staging rows: unchanged pages show their stored parse, the others are
+    parsed and stored, all written in one transaction. The three steps the staging asset runs as separate Dagster steps
     (:func:`plan_parse`, :func:`parse_shard` per shard, :func:`write_staging`), in one process."""
     timer = timer or StageTimer()
     with tempfile.TemporaryDirectory(prefix="parse-", dir=work_dir) as tmp:
@@ -445,7 +456,7 @@ _SCHEMAS = {"profiles": PROFILE_SCHEMA, "listings": LISTING_SCHEMA, "rejects": R
 # The partition's pages that need parsing: not rejected by their source, not reusable from an
 # earlier night (run find_reusable_captures first), one fetch per body (its parsed fetch).
 _PAGES_TO_PARSE = f"""
-    SELECT capture_id, fetch_id, url FROM raw.page_captures
+    SELECT capture_id, fetch_id, url FROM raw.fetches
     WHERE partition_date = $day AND fetch_reject IS NULL
       AND capture_id NOT IN (SELECT capture_id FROM reusable_captures)
     QUALIFY row_number() OVER (PARTITION BY capture_id ORDER BY {_PARSED_FETCH_ORDER}) = 1
@@ -517,9 +528,9 @@ def parse_shard(shard: dict, *, batch_pages: int = BATCH_PAGES, workers: int | N
 
 
 def write_staging(con, day: date, parsed: list[dict]) -> dict:
-    """Replace the partition's staging rows with the parsed shards plus copies of the unchanged
-    pages' earlier rows plus the rows every other fetch needs (``account_for_every_fetch``), in
-    one transaction.
+    """Replace the partition's staging rows — a staging.night_fetches row for every fetch, pointing at
+    the parse it shows (``account_for_every_fetch``) — and store the parsed shards' new parses, in one
+    transaction. An unchanged page's parse is stored already: nothing of it is written again.
 
     The raw pages are checked again here: a page landed after the plan (a re-run of the raw step
     in between) or whose shard output is gone is parsed now, and parsed rows of a page no longer
@@ -532,8 +543,7 @@ def write_staging(con, day: date, parsed: list[dict]) -> dict:
     counts = {t: 0 for t in _SCHEMAS}
     covered: set[str] = set()
     with warehouse.transaction(con):
-        for table in _SCHEMAS:
-            con.execute(f"DELETE FROM staging.{table} WHERE partition_date = ?", [day])
+        account_for_every_fetch(con, day)
         for shard in shards:
             frames = {t: pl.read_parquet(shard[t]).filter(pl.col("capture_id").is_in(list(wanted))) for t in _SCHEMAS}
             _insert_staging(con, frames, counts, covered)
@@ -544,14 +554,12 @@ def write_staging(con, day: date, parsed: list[dict]) -> dict:
                 WHERE r.partition_date = ? AND list_contains(?, r.capture_id) ORDER BY r.url, r.fetch_id
             """, [day, missing])
             _insert_staging(con, dict(zip(_SCHEMAS, stage_captures(late))), counts, covered)
-        copy_reused_rows(con, day)
-        account_for_every_fetch(con, day)
     return {f"parsed_{t}": n for t, n in counts.items()} | {"pages_parsed_late": len(missing)}
 
 
 def _insert_staging(con, frames: dict[str, pl.DataFrame], counts: dict[str, int], covered: set[str]) -> None:
     for table, frame in frames.items():
-        warehouse.insert_frame(con, f"staging.{table}", frame)
+        insert_parsed(con, table, frame)
         counts[table] += frame.height
         covered.update(frame["capture_id"].to_list())
 

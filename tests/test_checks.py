@@ -16,6 +16,7 @@ from pipelines.checks import GATES, WARNINGS, build_quality_checks, check_result
 from pipelines.partitions import daily_partitions
 from pipelines.resources.great_expectations import GreatExpectationsResource
 from pipelines.resources.warehouse import WarehouseResource
+from tests import staged_rows
 
 DAY = "2026-11-21"
 PROJECT = Path(__file__).resolve().parents[1]
@@ -109,9 +110,9 @@ def _staging_frames(day: str, *, duplicate_listing: bool) -> tuple[pl.DataFrame,
         "listing_id", "listing_key", "capture_id", "partition_date", "source", "source_profile_id", "position",
         "title", "year", "byline_authors", "byline_truncated", "code_urls")})
     if duplicate_listing:
-        # A bug that gives two items of one capture the same id: exactly what the gate is for.
+        # A bug that gives two items of one capture the same position, hence the same id: what the gate is for.
         listings = listings.with_columns(
-            listing_id=pl.when(pl.col("listing_id") == "a2").then(pl.lit("a1")).otherwise(pl.col("listing_id")))
+            position=pl.when(pl.col("listing_id") == "a2").then(pl.lit(1)).otherwise(pl.col("position")))
     return profiles, listings
 
 
@@ -120,9 +121,9 @@ def _small_graph(*, duplicate_listing: bool = False) -> list:
 
     @dg.asset(key=["raw", "page_captures"], partitions_def=daily_partitions)
     def page_captures(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
-        with warehouse_db.connect() as con:
-            warehouse.replace_slice(con, [("raw.page_captures", _raw_frame(context.partition_key))],
-                                    where="partition_date = ?", params=[context.partition_key])
+        with warehouse_db.connect() as con, warehouse.transaction(con):
+            con.execute("DELETE FROM raw.fetches WHERE partition_date = ?", [context.partition_key])
+            landing.store_raw(con, _raw_frame(context.partition_key))
 
     @dg.multi_asset(
         specs=[dg.AssetSpec(["staging", n], deps=[["raw", "page_captures"]]) for n in ("profiles", "listings", "rejects")],
@@ -130,10 +131,12 @@ def _small_graph(*, duplicate_listing: bool = False) -> list:
     )
     def staging_tables(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
         profiles, listings = _staging_frames(context.partition_key, duplicate_listing=duplicate_listing)
-        with warehouse_db.connect() as con:
-            warehouse.replace_slice(con, [("staging.profiles", profiles), ("staging.listings", listings),
-                                          ("staging.rejects", pl.DataFrame(schema=landing.REJECT_SCHEMA))],
-                                    where="partition_date = ?", params=[context.partition_key])
+        with warehouse_db.connect() as con, warehouse.transaction(con):
+            staged_rows.clear_night(con, date.fromisoformat(context.partition_key))
+            for row in profiles.iter_rows(named=True):
+                staged_rows.profile(con, **row)
+            for row in listings.drop("listing_id").iter_rows(named=True):
+                staged_rows.listing(con, **row)
         for name in ("profiles", "listings", "rejects"):
             yield dg.MaterializeResult(asset_key=["staging", name])
 
@@ -194,18 +197,20 @@ def test_a_failed_gate_stops_everything_downstream_in_the_same_run(tmp_path):
     assert step_events["staging_tables_quality"] == "STEP_FAILURE"
 
     meta = gate.metadata
-    assert meta["expectations_failed"].value == 1  # listing_id; (capture_id, position) is still unique
-    assert meta["unexpected_rows"].value == 2
+    # listing_id, the (capture_id, position) it is made of, and the parse's listings stored once per position
+    assert meta["expectations_failed"].value == 3
+    assert meta["unexpected_rows"].value == 5
     detail = meta["failed #1: expect_column_values_to_be_unique(listing_id)"].value
     assert "core.paper_listings maps each listing to exactly one paper" in detail
     assert "unexpected: 2 of 4 rows" in detail
-    assert "| a1 |" in detail  # the offending rows, as a markdown table
+    a1 = landing.short_hash(date.fromisoformat(DAY), "a" * 64, 1)
+    assert f"| {a1} |" in detail  # the offending rows, as a markdown table
     assert "partition(s): 2026-11-21" in detail
     # ... and as a table the UI draws: typed columns, one record per offending row
     rows = meta["offending rows #1"]
     assert isinstance(rows, dg.TableMetadataValue)
     assert "listing_id" in [c.name for c in rows.schema.columns]
-    assert sorted(r.data["listing_id"] for r in rows.records) == ["a1", "a1"]
+    assert sorted(r.data["listing_id"] for r in rows.records) == [a1, a1]
 
 
 def test_a_gate_on_core_catches_an_authorship_without_its_paper(tmp_path):
@@ -241,9 +246,8 @@ def test_a_failed_warning_reports_but_does_not_stop_the_run(tmp_path):
     capture = "c" * 64
     with warehouse.connect(path) as con:
         warehouse.ensure_schema(con)
-        con.execute("INSERT INTO staging.profiles (capture_id, fetch_id, partition_date, source, source_profile_id, "
-                    "captured_at, name, listed_items, truncated, parser_version) VALUES (?, ?, ?, 'scholarfeed', '42', "
-                    "now(), 'Yucheng Ding', 15, false, 't')", [capture, capture[:16], DAY])
+        staged_rows.profile(con, capture_id=capture, fetch_id=capture[:16], partition_date=date.fromisoformat(DAY), source="scholarfeed",
+                            source_profile_id="42", name="Yucheng Ding", listed_items=15)
 
     @dg.asset(key=["marts", "author_metrics"], partitions_def=daily_partitions)
     def author_metrics(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):

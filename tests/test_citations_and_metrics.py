@@ -7,12 +7,13 @@ The rows a night leaves in ``core`` (papers, authorships, the crosswalk, redirec
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 import duckdb
 import pytest
 
 from pipelines import marts, warehouse
+from tests import staged_rows
 
 D1, D2, D3 = date(2026, 11, 19), date(2026, 11, 20), date(2026, 11, 21)
 
@@ -45,11 +46,9 @@ def fetched(con, night: date, openalex_id: str, cited: int, by_year: list[tuple[
 
 def profile(con, night: date, profile_id: str, author_id: str, *, h: int | None, papers: int | None,
             citations: int | None) -> None:
-    con.execute("INSERT INTO staging.profiles (capture_id, fetch_id, partition_date, source, source_profile_id, captured_at, "
-                "name, h_index, declared_papers, citations, listed_items, truncated, parser_version) "
-                "VALUES (?, ?, ?, 'scholarfeed', ?, now(), ?, ?, ?, ?, 0, false, 't')",
-                [f"c-{profile_id}-{night}", f"f-{profile_id}-{night}", night, profile_id, f"Person {profile_id}", h, papers,
-                 citations])
+    staged_rows.profile(con, capture_id=f"c-{profile_id}-{night}", fetch_id=f"f-{profile_id}-{night}", partition_date=night,
+                        source="scholarfeed", source_profile_id=profile_id, captured_at=datetime.now(timezone.utc),
+                        name=f"Person {profile_id}", h_index=h, declared_papers=papers, citations=citations)
     con.execute("INSERT INTO core.author_profiles SELECT 'scholarfeed', ?, ?, NULL, 'algorithm', ? "
                 "WHERE NOT EXISTS (SELECT 1 FROM core.author_profiles WHERE source_profile_id = ?)",
                 [profile_id, author_id, night, profile_id])

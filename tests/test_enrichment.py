@@ -29,6 +29,7 @@ from pipelines.resources import (
 from pipelines.resources.live import project_url_is_set, user_agent
 from pipelines.sources.folder import BUNDLED_SAMPLES, FolderSource
 from pipelines.sources.openalex import Authorship, OpenAlexWork
+from tests import staged_rows
 
 try:
     from tests.fake_apis import FakeArxiv, fake_openalex
@@ -89,9 +90,7 @@ def staged_warehouse(path: Path, staging) -> Path:
     raw, profiles, listings, rejects = staging
     with warehouse.connect(path) as con:
         warehouse.ensure_schema(con)
-        warehouse.replace_slice(con, [("raw.page_captures", raw), ("staging.profiles", profiles),
-                                      ("staging.listings", listings), ("staging.rejects", rejects)],
-                                where="partition_date = ?", params=[DAY])
+        staged_rows.write_night(con, DAY, raw, {"profiles": profiles, "listings": listings, "rejects": rejects})
     return path
 
 

@@ -82,7 +82,7 @@ def test_a_second_night_keeps_ids_and_adds_history(tmp_path):
         ev.materialization.asset_key.to_user_string(): ev.materialization.metadata
         for ev in second.get_asset_materialization_events()
     }["staging/profiles"]
-    # unchanged pages are copied from the first night's parse, not parsed again
+    # unchanged pages show the first night's parse, not parsed again
     assert staged["pages_parsed"].value == 0 and staged["pages_unchanged_reused"].value == 5
     assert one(path, "SELECT count(*) FROM staging.listings WHERE partition_date = '2026-11-22'") == 48
     assert one(path, "SELECT count(DISTINCT listing_id) FROM staging.listings") == 96

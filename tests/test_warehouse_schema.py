@@ -16,35 +16,34 @@ def _stored_sql(con, table: str) -> str:
 
 
 def test_long_text_columns_are_declared_zstd(tmp_path):
-    assert {"raw.page_captures", "staging.listings", "core.papers"} <= set(warehouse.declared_compressed_tables())
+    assert {"raw.page_bodies", "staging.parsed_listings", "core.papers"} <= set(warehouse.declared_compressed_tables())
     with warehouse.connect(tmp_path / "w.duckdb") as con:
         warehouse.ensure_schema(con)
-        assert "abstract VARCHAR USING COMPRESSION ZSTD" in _stored_sql(con, "staging.listings")
-        assert "body VARCHAR USING COMPRESSION ZSTD" in _stored_sql(con, "raw.page_captures")
+        assert "abstract VARCHAR USING COMPRESSION ZSTD" in _stored_sql(con, "staging.parsed_listings")
+        assert "body VARCHAR USING COMPRESSION ZSTD" in _stored_sql(con, "raw.page_bodies")
 
 
 def test_an_older_warehouse_is_migrated_in_place(tmp_path):
     path = tmp_path / "old.duckdb"
-    with duckdb.connect(str(path)) as con:  # the staging.listings layout before compression was pinned
-        con.execute("CREATE SCHEMA staging")
-        con.execute("""CREATE TABLE staging.listings (
-            listing_id VARCHAR NOT NULL, listing_key VARCHAR NOT NULL, capture_id VARCHAR NOT NULL,
-            partition_date DATE NOT NULL, source VARCHAR NOT NULL, source_profile_id VARCHAR NOT NULL,
-            position INTEGER NOT NULL, title VARCHAR NOT NULL, abstract VARCHAR,
-            byline_authors VARCHAR[] NOT NULL, byline_truncated BOOLEAN NOT NULL, code_urls VARCHAR[] NOT NULL)""")
-        con.execute("""INSERT INTO staging.listings
-            SELECT 'l' || i, 'k' || i, 'c', DATE '2026-11-21', 'bzpeer', 'p', i, 'Title ' || i,
-                   repeat('an abstract sentence ', 20) || i, ['A. Author'], false, []
+    with duckdb.connect(str(path)) as con:  # the core.papers layout before compression was pinned
+        con.execute("CREATE SCHEMA core")
+        con.execute("""CREATE TABLE core.papers (
+            paper_id VARCHAR NOT NULL, title VARCHAR NOT NULL, abstract VARCHAR, listings_count INTEGER NOT NULL,
+            profiles_count INTEGER NOT NULL, sources VARCHAR[] NOT NULL, authors_known INTEGER NOT NULL,
+            byline_complete BOOLEAN NOT NULL, first_seen DATE NOT NULL, last_seen DATE NOT NULL)""")
+        con.execute("""INSERT INTO core.papers
+            SELECT 'P' || i, 'Title ' || i, repeat('an abstract sentence ', 20) || i, 1, 1, ['bzpeer'], 1, false,
+                   DATE '2026-11-21', DATE '2026-11-21'
             FROM range(1000) r(i)""")
     with warehouse.connect(path) as con:
-        before = con.execute("SELECT listing_id, abstract, byline_authors FROM staging.listings ORDER BY listing_id").fetchall()
+        before = con.execute("SELECT paper_id, abstract, sources FROM core.papers ORDER BY paper_id").fetchall()
         warehouse.ensure_schema(con)
-        assert "USING COMPRESSION ZSTD" in _stored_sql(con, "staging.listings")
-        after = con.execute("SELECT listing_id, abstract, byline_authors FROM staging.listings ORDER BY listing_id").fetchall()
+        assert "USING COMPRESSION ZSTD" in _stored_sql(con, "core.papers")
+        after = con.execute("SELECT paper_id, abstract, sources FROM core.papers ORDER BY paper_id").fetchall()
         assert after == before
         # the columns added since are there (NULL in the old rows)
-        assert "abstract_normalized" in warehouse.table_columns(con, "staging.listings")
-        assert warehouse.scalar(con, "SELECT count(*) FROM staging.listings WHERE partition_date = ?", [date(2026, 11, 21)]) == 1000
+        assert "doi" in warehouse.table_columns(con, "core.papers")
+        assert warehouse.scalar(con, "SELECT count(*) FROM core.papers WHERE first_seen = ?", [date(2026, 11, 21)]) == 1000
         # a second run finds nothing left to migrate, and no table is left behind
         assert warehouse.migrate_compression(con) == []
         assert warehouse.scalar(con, "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '%before_migration%'") == 0

@@ -5,8 +5,8 @@ one writer:
 
     plan_parse_shards (pool "warehouse")   export the pages to parse as Parquet shards
       -> parse_shard  (no pool, one per shard)   parse a shard; no database
-      -> write_staging (pool "warehouse")  one transaction: parsed rows + unchanged pages' copies
-                                           + a row for every other fetch (fetch rejects, duplicates)
+      -> write_staging (pool "warehouse")  one transaction: a row per fetch of the night (the stored
+                                           parse it shows) + the night's new parses, each stored once
 
 With the default in-process executor the shards run one after another (each using a process
 pool of its own); on the multiprocess, Celery or Kubernetes executors they run side by side.
@@ -38,7 +38,7 @@ def _parse_workers(context: dg.OpExecutionContext) -> int | None:
     ins={"raw_pages": dg.In(dg.Nothing)},
     out=dg.DynamicOut(dict),
     pool=WAREHOUSE_POOL,
-    description="Find the partition's pages that need parsing (unchanged pages are copied later) "
+    description="Find the partition's pages that need parsing (unchanged pages reuse their stored parse) "
     "and export them as Parquet shards of SCHOLARHOUSE_PARSE_SHARD_PAGES pages.",
 )
 @transient_retries

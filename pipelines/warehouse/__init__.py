@@ -82,11 +82,115 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout_s: float 
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create what the DDL declares and bring an older warehouse up to it: columns added since
+    (``migrate_columns``), compression pinned since (``migrate_compression``), tables now stored
+    behind a view (``migrate_views``). Views are created last, over the tables they read."""
     migrate_columns(con)
     migrate_compression(con)
     for statement in schema_statements():
+        con.execute(_without_views(statement))
+    migrate_views(con)
+    for statement in declared_views().values():
         con.execute(statement)
     migrate_columns(con)
+
+
+# A name of the contract that the DDL declares as a table (its columns: the catalog, the data
+# dictionary and the frames read them) and builds as a view right after it: ``CREATE OR REPLACE VIEW
+# name AS ...;`` (ending with ``;`` at the end of a line). ensure_schema creates the view, never the table.
+_CREATE_VIEW = re.compile(r"^CREATE OR REPLACE VIEW\s+(\w+\.\w+)\s+AS\b.*?;[ \t]*$", re.S | re.M)
+
+
+def declared_views() -> dict[str, str]:
+    """Every view of the DDL, ``schema.view`` -> its ``CREATE OR REPLACE VIEW`` statement, in DDL order."""
+    return {m.group(1): m.group(0) for statement in schema_statements() for m in _CREATE_VIEW.finditer(statement)}
+
+
+def _without_views(statement: str) -> str:
+    """A DDL file without its views and without the declared tables the views stand for."""
+    views = {m.group(1) for m in _CREATE_VIEW.finditer(statement)}
+    statement = _CREATE_VIEW.sub("", statement)
+    return _CREATE_TABLE.sub(lambda m: "" if m.group(1) in views else m.group(0), statement)
+
+
+# How the rows of tables that are now views move into the tables behind them: per group of views
+# (moved together, in DDL order), the statements to run once on a warehouse of an older release; the
+# old tables are dropped after. A group's member the old warehouse lacks is created empty first.
+def _move_staging() -> tuple[str, ...]:
+    from pipelines import landing  # the nightly statement that accounts for every fetch (landing imports this module)
+
+    return (
+        # the nights staged, each with the parser it was staged with
+        """CREATE OR REPLACE TEMP TABLE staged_nights AS
+           SELECT partition_date, max(parser_version) AS parser_version FROM (
+               SELECT partition_date, parser_version FROM staging.profiles UNION ALL
+               SELECT partition_date, parser_version FROM staging.rejects UNION ALL
+               SELECT partition_date, parser_version FROM staging.quality_issues)
+           GROUP BY partition_date""",
+        landing.NIGHT_FETCHES,
+        # each parse once: the rows of the latest night that shows it (the later nights' rows were copies)
+        """CREATE OR REPLACE TEMP TABLE legacy_parses AS
+           SELECT parse_id, max(partition_date) AS night, arg_max(fetch_id, partition_date) AS fetch_id,
+                  arg_max(capture_id, partition_date) AS capture_id
+           FROM staging.night_fetches WHERE role = 'parsed' GROUP BY parse_id""",
+        """INSERT INTO staging.parsed_profiles BY NAME
+           SELECT lp.parse_id, p.* EXCLUDE (fetch_id, partition_date, captured_at)
+           FROM staging.profiles p JOIN legacy_parses lp ON p.partition_date = lp.night AND p.fetch_id = lp.fetch_id""",
+        """INSERT INTO staging.parsed_listings BY NAME
+           SELECT lp.parse_id, l.* EXCLUDE (listing_id, partition_date)
+           FROM staging.listings l JOIN legacy_parses lp ON l.partition_date = lp.night AND l.capture_id = lp.capture_id""",
+        """INSERT INTO staging.parsed_rejects BY NAME
+           SELECT lp.parse_id, r.* EXCLUDE (reject_id, fetch_id, partition_date, url, stage)
+           FROM staging.rejects r JOIN legacy_parses lp ON r.partition_date = lp.night AND r.fetch_id = lp.fetch_id
+           WHERE r.stage = 'parse'""",
+        """INSERT INTO staging.parsed_issues BY NAME
+           SELECT lp.parse_id, i.* EXCLUDE (issue_id, fetch_id, partition_date, url, stage)
+           FROM staging.quality_issues i JOIN legacy_parses lp ON i.partition_date = lp.night AND i.fetch_id = lp.fetch_id
+           WHERE i.stage = 'parse'""",
+    )
+
+
+_MOVE_INTO_VIEWS = {
+    ("raw.page_captures",): lambda: (
+        # every distinct body once (rows with one key hold the same bytes, and the same text)
+        """INSERT INTO raw.page_bodies BY NAME
+           SELECT capture_id, encoding, arg_min(body, partition_date) AS body,
+                  arg_min(body_bytes, partition_date) AS body_bytes, arg_min(byte_size, partition_date) AS byte_size
+           FROM raw.page_captures AS c
+           WHERE NOT EXISTS (SELECT 1 FROM raw.page_bodies AS b
+                             WHERE b.capture_id = c.capture_id AND b.encoding IS NOT DISTINCT FROM c.encoding)
+           GROUP BY capture_id, encoding""",
+        "INSERT INTO raw.fetches BY NAME SELECT * EXCLUDE (body, body_bytes, byte_size) FROM raw.page_captures",
+    ),
+    ("staging.profiles", "staging.listings", "staging.rejects", "staging.quality_issues"): _move_staging,
+}
+
+
+def migrate_views(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Move tables the DDL now builds as views (a warehouse of an older release stores
+    ``raw.page_captures`` with a body per fetch, and the staging tables with a copy of every unchanged
+    page's rows per night) into the tables behind the views, and drop them, in one transaction;
+    ensure_schema then creates the views. Every row of the views is the row the table held. Returns
+    the tables moved."""
+    stored = {name for (name,) in con.execute(
+        "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()}
+    groups = [(names, statements) for names, statements in _MOVE_INTO_VIEWS.items() if stored & set(names)]
+    if not groups:
+        return []
+    declared = {name: f"CREATE TABLE {name} ({body}\n);" for statement in schema_statements()
+                for name, body in _CREATE_TABLE.findall(statement)}
+    moved = []
+    with transaction(con):
+        for names, statements in groups:
+            for name in names:
+                if name not in stored:
+                    con.execute(declared[name])
+            for statement in statements():
+                con.execute(statement)
+            for name in names:
+                con.execute(f"DROP TABLE {name}")
+            moved += [name for name in names if name in stored]
+    return moved
 
 
 def _split_top_level(body: str) -> list[str]:
@@ -295,8 +399,14 @@ def read_frame(con: duckdb.DuckDBPyConnection, query: str, params: Sequence[obje
 
 
 def row_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    tables = con.execute(
+    """Rows of every table and view the analysts read (the tables a view stands on are left out:
+    ``raw.page_captures``, not ``raw.page_bodies``)."""
+    from pipelines.warehouse import contract
+
+    behind = set(contract.BEHIND_VIEWS)
+    tables = [row for row in con.execute(
         "SELECT table_schema || '.' || table_name FROM information_schema.tables "
-        "WHERE table_schema IN ('raw','staging','core','marts','enrichment') AND table_type = 'BASE TABLE' ORDER BY 1"
-    ).fetchall()
+        "WHERE table_schema IN ('raw','staging','core','marts','enrichment') AND table_type IN ('BASE TABLE', 'VIEW') "
+        "ORDER BY 1"
+    ).fetchall() if row[0] not in behind]
     return {t: scalar(con, f"SELECT count(*) FROM {t}") for (t,) in tables}

@@ -21,6 +21,12 @@ ID_REGISTRIES = ("core.paper_id_registry", "core.author_id_registry")
 # Filled by SQL from staging inside the core step's transaction (sql/core/paper_listings.sql), not
 # from a frame of the core build.
 FILLED_BY_SQL = ("core.paper_listings",)
+# Where the views of the contract keep their rows (``raw.page_captures`` is a view over each distinct
+# body stored once and a small row per fetch, the staging tables views over each parse stored once and
+# a row per fetch of a night; docs/warehouse.md, "Stored once"): written by the assets of the views,
+# neither assets of their own nor exported.
+BEHIND_VIEWS = ("raw.page_bodies", "raw.fetches", "staging.night_fetches", "staging.parsed_profiles",
+                "staging.parsed_listings", "staging.parsed_rejects", "staging.parsed_issues")
 # Cache tables the marts step writes (the novelty epochs: pipelines/scoring/epoch.py), not the core build.
 WRITTEN_BY_MARTS = ("cache.novelty_epochs", "cache.novelty_terms", "cache.novelty_bigrams", "cache.novelty_tokens")
 
@@ -41,8 +47,9 @@ def layer(schema: str) -> list[str]:
 
 
 def asset_tables(schema: str) -> list[str]:
-    """The tables of a layer that are assets (and exported, for core and marts): all but the id registries."""
-    return [t for t in layer(schema) if t not in ID_REGISTRIES]
+    """The tables of a layer that are assets (and exported, for core and marts): all but the id
+    registries and the tables behind a view."""
+    return [t for t in layer(schema) if t not in ID_REGISTRIES + BEHIND_VIEWS]
 
 
 def core_build_writes() -> list[str]:

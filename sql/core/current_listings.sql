@@ -1,6 +1,6 @@
 -- The rows the core step resolves: the newest staged row of every listing key (a paper on a
 -- profile) up to the window's end $until, with first_seen, the key's earliest partition date.
--- Every night stores a full snapshot, so resolving all stored rows would grow with the nights
+-- staging.listings shows every night's rows (a view: each parse stored once), so resolving all of them would grow with the nights
 -- kept; this keeps the step's input the size of the corpus. The scan for the newest row reads
 -- narrow columns; the rest are fetched for the chosen rows only, and only the columns resolution
 -- uses: not the abstracts (most of the table's bytes; sql/core/paper_abstracts.sql fills the
