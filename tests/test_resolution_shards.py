@@ -64,3 +64,38 @@ def test_shards_hold_whole_components_and_the_mentions_of_their_papers():
     empty = shards.author_shards(frame.head(0), 3)
     assert len(empty) == 1 and shards.union_author_shards(
         [shards.resolve_author_shard(*empty[0], model_frame(fit_author_model(frame.head(0))))])[0].height == 0
+
+
+# --- papers: the candidate pairs scored in shards, clustered in one union step
+
+def _paper_records(source: str) -> pl.DataFrame:
+    if source == "samples":
+        try:
+            from test_resolution_papers import sample_records
+        except ImportError:  # tests collected as a package
+            from tests.test_resolution_papers import sample_records
+        return sample_records()
+    from pipelines.resolution.synthetic import synthetic_papers
+    return synthetic_papers(seed=7, n_papers=1500)[0]
+
+
+@pytest.mark.parametrize("source", ["samples", "synthetic"])
+def test_paper_pairs_scored_in_shards_resolve_like_the_whole(source, tmp_path):
+    """What the pipeline runs (``catalogues=()``: its sources are profile pages), pairs and scored
+    rows through Parquet as the steps would hand them over."""
+    from pipelines.resolution.papers import resolve_papers
+
+    records = _paper_records(source)
+    whole, whole_review = resolve_papers(records, catalogues=())
+    pairs = shards.paper_pairs(records)
+    for k in (1, 3, 8):
+        scored = []
+        for s, part in enumerate(shards.paper_pair_shards(pairs, k)):
+            shards.score_paper_shard(records, part).write_parquet(tmp_path / f"scored{k}_{s}.parquet")
+            scored.append(pl.read_parquet(tmp_path / f"scored{k}_{s}.parquet"))
+        assert sum(p.height for p in shards.paper_pair_shards(pairs, k)) == pairs.height
+        got, got_review = shards.union_paper_shards(records, scored)
+        assert got.equals(whole), k
+        assert got_review.equals(whole_review), k
+    if source == "synthetic":
+        assert whole_review.height > 0 and whole["paper_id"].n_unique() < records.height
