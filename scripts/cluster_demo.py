@@ -50,7 +50,7 @@ DEPLOY = ROOT / "deploy"
 NIGHT = date(2026, 11, 23)  # the bench's first night (a Monday)
 PG_USER, PG_DB = "scholarhouse", "dagster"
 # Columns that record when a row was written, not what it says: equal rows, different clocks.
-CLOCK_COLUMNS = {"loaded_at", "built_at", "fetched_at", "searched_at", "rejected_at"}
+CLOCK_COLUMNS = {"loaded_at", "built_at", "fetched_at", "searched_at", "rejected_at", "fitted_at"}
 
 
 def say(line: str = "") -> None:

@@ -39,7 +39,7 @@ def in_chunks(prepared: chunks.Prepared, n: int, window, folder=None, group=None
 
 @pytest.mark.parametrize("window", [None, 40])
 def test_a_new_epoch_in_any_number_of_chunks_scores_like_score_epoch(window, tmp_path):
-    papers = pl.concat([corpus(1500, 1), corpus(300, 2, prefix="Q")])
+    papers = pl.concat([corpus(800, 1), corpus(200, 2, prefix="Q")])
     whole = ep.score_epoch(papers, window=window)
     prepared = chunks.prepare_epoch(papers)
     for n in (1, 2, 5):
