@@ -3,17 +3,20 @@ No Dagster imports; the assets call these with an open connection."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
+from pathlib import Path
 
 import duckdb
 import polars as pl
 
 from pipelines import warehouse
-from pipelines.scoring import METHOD_VERSION
+from pipelines.scoring import METHOD_VERSION, chunks
 from pipelines.scoring.epoch import (
     EPOCH_DAYS,
     EpochInfo,
+    EpochScores,
     NoveltyModel,
     new_epoch_reason,
     score_arrivals,
@@ -130,18 +133,63 @@ def _keyed(frame: pl.DataFrame, epoch_id: str) -> pl.DataFrame:
 NOVELTY_MODEL_TABLES = ("cache.novelty_terms", "cache.novelty_bigrams", "cache.novelty_tokens")
 
 
-def build_paper_scores(con: duckdb.DuckDBPyConnection, as_of: date, *, novelty_window: int | None | str = "default",
-                       epoch_days: int | None = EPOCH_DAYS, new_epoch: bool = False) -> PaperScoresNight:
-    """Score the papers that have no score under the current novelty epoch (docs/scoring.md, "Epochs").
+@dataclass
+class PaperScoresPlan:
+    """What a night's novelty scoring reads from the warehouse (``plan_paper_scores``), and what it
+    decided: a new epoch (``reason``) or an incremental night. ``papers``: sql/marts/paper_score_inputs
+    (with the digest). An incremental night with papers to score also holds the epoch's ``model``,
+    the other papers' stored ``tokens`` and the stored scores of the percentile ``group``.
+    ``fingerprint``: the state read (``scores_fingerprint``), which the write checks is unchanged."""
 
-    A new epoch — vocabulary and IDF fitted on tonight's corpus, every paper re-scored — when there is
-    none yet, the scorer's version or the window changed, the epoch is ``epoch_days`` old (the setting
-    ``SCHOLARHOUSE_NOVELTY_EPOCH_DAYS``), or ``new_epoch`` (on demand: the run tag). Otherwise only new
-    papers, papers whose inputs changed (sql/marts/paper_score_inputs.sql's digest) and papers whose
-    nearest earlier paper is gone are scored, against tonight's corpus; every other row is kept. The
-    reported columns follow the pages every night. One transaction; a re-run of the night changes nothing.
-    """
+    as_of: date
+    window: int | None
+    epoch_id: str
+    reason: str | None
+    papers: pl.DataFrame
+    to_score: pl.Series
+    removed: pl.Series
+    model: NoveltyModel | None = None
+    tokens: pl.DataFrame | None = None
+    group: pl.DataFrame | None = None
+    fingerprint: tuple = ()
+
+    @property
+    def new_epoch(self) -> bool:
+        return self.reason is not None
+
+    @property
+    def dropped(self) -> pl.Series:
+        """Score and token rows that go: re-scored papers' and removed papers'."""
+        return pl.concat([self.to_score, self.removed]).unique()
+
+    @property
+    def inputs(self) -> pl.DataFrame:
+        """The scorer's input (``papers`` without the digest)."""
+        return self.papers.drop("inputs_digest")
+
+
+def scores_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple:
+    """What a night's scoring depends on, in a few numbers: the scorer's inputs (papers and their
+    digests), the stored scores and tokens, and the epochs. Equal fingerprints: the same plan."""
+    inputs = warehouse.read_sql("marts/paper_score_inputs")
+    return tuple(con.execute(f"""
+        SELECT (SELECT (count(*), bit_xor(hash(paper_id, inputs_digest))) FROM ({inputs})),
+               (SELECT (count(*), bit_xor(hash(paper_id, epoch_id, method_version, scored_on, novelty_raw)))
+                FROM marts.paper_scores),
+               (SELECT (count(*), bit_xor(hash(paper_id, epoch_id, method_version, inputs_digest)))
+                FROM cache.novelty_tokens),
+               (SELECT (count(*), bit_xor(hash(epoch_id, method_version, fitted_at))) FROM cache.novelty_epochs),
+               (SELECT (count(*), bit_xor(hash(epoch_id, term_id, surface))) FROM cache.novelty_terms)
+        """).fetchall()[0])
+
+
+def plan_paper_scores(con: duckdb.DuckDBPyConnection, as_of: date, *, novelty_window: int | None | str = "default",
+                      epoch_days: int | None = EPOCH_DAYS, new_epoch: bool = False,
+                      fingerprint: bool = False) -> PaperScoresPlan:
+    """Read what the night's scoring needs and decide its mode (``build_paper_scores`` says how).
+    ``fingerprint``: also note the state read, for a write in another step to check."""
     window = default_window() if novelty_window == "default" else novelty_window
+    fingerprint = scores_fingerprint(con) if fingerprint else ()
     papers = warehouse.read_frame(con, warehouse.read_sql("marts/paper_score_inputs"))
     current, fitted_papers = _current_epoch(con)
     reason = new_epoch_reason(current, as_of, method_version=METHOD_VERSION, novelty_window=window,
@@ -156,8 +204,10 @@ def build_paper_scores(con: duckdb.DuckDBPyConnection, as_of: date, *, novelty_w
         scored_rows = warehouse.scalar(con, "SELECT count(*) FROM marts.paper_scores")
         if stored.height == 0 or scored_rows != stored.filter(pl.col("has_score")).height:
             reason = "the stored scores and the epoch's tokens disagree"
+    nothing = pl.Series("paper_id", [], dtype=papers.schema["paper_id"])
     if reason is not None:
-        return _new_epoch(con, papers, as_of, window, reason)
+        return PaperScoresPlan(as_of, window, as_of.isoformat(), reason, papers, papers["paper_id"], nothing,
+                               fingerprint=fingerprint)
 
     live = papers.select("paper_id")
     nearest_gone = stored.filter(pl.col("nearest_paper_id").is_not_null()).join(
@@ -169,33 +219,121 @@ def build_paper_scores(con: duckdb.DuckDBPyConnection, as_of: date, *, novelty_w
         nearest_gone.filter(nearest_gone.is_in(live["paper_id"].implode())),
     ]).unique()
     removed = stored.join(live, on="paper_id", how="anti")["paper_id"]
-    dropped = pl.concat([to_score, removed]).unique()
-    epoch_id = current.epoch_id
-    new_rows = new_tokens = None
-    appended_terms = pl.DataFrame()
+    plan = PaperScoresPlan(as_of, window, current.epoch_id, None, papers, to_score, removed, fingerprint=fingerprint)
     if to_score.len():
-        model = NoveltyModel.from_frames(
+        epoch_id = current.epoch_id
+        plan.model = NoveltyModel.from_frames(
             fitted_papers,
             warehouse.read_frame(con, "SELECT term_id, stem, surface, df FROM cache.novelty_terms "
                                       "WHERE epoch_id = ? AND method_version = ?", [epoch_id, METHOD_VERSION]),
             warehouse.read_frame(con, "SELECT first_id, second_id, df FROM cache.novelty_bigrams "
                                       "WHERE epoch_id = ? AND method_version = ?", [epoch_id, METHOD_VERSION]))
-        con.register("_novelty_dropped", pl.DataFrame({"paper_id": dropped}).to_arrow())
+        con.register("_novelty_dropped", pl.DataFrame({"paper_id": plan.dropped}).to_arrow())
         try:
-            tokens = warehouse.read_frame(con, """
+            plan.tokens = warehouse.read_frame(con, """
                 SELECT paper_id, title_terms, abstract_terms FROM cache.novelty_tokens
                 WHERE epoch_id = ? AND method_version = ? AND paper_id NOT IN (SELECT paper_id FROM _novelty_dropped)""",
                 [epoch_id, METHOD_VERSION])
-            group = warehouse.read_frame(con, """
+            plan.group = warehouse.read_frame(con, """
                 SELECT paper_id, category, year, novelty_raw, new_terms_share, new_term_pairs_share
                 FROM marts.paper_scores WHERE paper_id NOT IN (SELECT paper_id FROM _novelty_dropped)""")
         finally:
             con.unregister("_novelty_dropped")
-        night = score_arrivals(papers.drop("inputs_digest"), to_score, model, tokens, group, window=window)
-        new_rows = _score_rows(con, night.scores, epoch_id, as_of)
+    return plan
+
+
+def score_plan(plan: PaperScoresPlan) -> EpochScores | None:
+    """The plan's scores in this process (one piece; ``pipelines.scoring.chunks`` gives the same in
+    chunks): a new epoch's fit, or the night's arrivals under the epoch (None: nothing to score)."""
+    if plan.new_epoch:
+        return score_epoch(plan.inputs, window=plan.window)
+    if not plan.to_score.len():
+        return None
+    return score_arrivals(plan.inputs, plan.to_score, plan.model, plan.tokens, plan.group, window=plan.window)
+
+
+# --- the same in steps: a plan in a folder, chunks scored apart, one write (the asset marts/paper_scores)
+
+
+def save_plan(plan: PaperScoresPlan, folder: Path) -> None:
+    """``plan`` as Parquet files and one JSON file in ``folder`` (what the chunk steps share)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    plan.papers.write_parquet(folder / "plan.papers.parquet")
+    pl.DataFrame({"to_score": plan.to_score}).write_parquet(folder / "plan.to_score.parquet")
+    pl.DataFrame({"removed": plan.removed}).write_parquet(folder / "plan.removed.parquet")
+    for name in ("tokens", "group"):
+        if getattr(plan, name) is not None:
+            getattr(plan, name).write_parquet(folder / f"plan.{name}.parquet")
+    if plan.model is not None:
+        chunks.save_model(plan.model, folder, "plan.model")
+    (folder / "plan.json").write_text(json.dumps({
+        "as_of": plan.as_of.isoformat(), "window": plan.window, "epoch_id": plan.epoch_id, "reason": plan.reason,
+        "fingerprint": [list(part) for part in plan.fingerprint]}))
+
+
+def load_plan(folder: Path) -> PaperScoresPlan:
+    meta = json.loads((folder / "plan.json").read_text())
+
+    def frame(name: str) -> pl.DataFrame | None:
+        path = folder / f"plan.{name}.parquet"
+        return pl.read_parquet(path) if path.exists() else None
+
+    model = chunks.load_model(folder, "plan.model") if (folder / "plan.model.json").exists() else None
+    return PaperScoresPlan(date.fromisoformat(meta["as_of"]), meta["window"], meta["epoch_id"], meta["reason"],
+                           frame("papers"), frame("to_score")["to_score"], frame("removed")["removed"], model,
+                           frame("tokens"), frame("group"), tuple(tuple(part) for part in meta["fingerprint"]))
+
+
+def prepare_plan(plan: PaperScoresPlan) -> chunks.Prepared | None:
+    """The plan tokenised (``chunks.prepare_epoch`` / ``chunks.prepare_arrivals``): what the chunks
+    score (None: an incremental night with nothing to score)."""
+    if plan.new_epoch:
+        return chunks.prepare_epoch(plan.inputs)
+    if not plan.to_score.len():
+        return None
+    return chunks.prepare_arrivals(plan.inputs, plan.to_score, plan.model, plan.tokens)
+
+
+def finish_plan(plan: PaperScoresPlan, prepared: chunks.Prepared | None,
+                components: list[pl.DataFrame]) -> EpochScores | None:
+    """The night's scores from its chunks' components: ``score_plan``'s answer, the same to the bit."""
+    if prepared is None:
+        return None
+    return chunks.finish(prepared, components, plan.group)
+
+
+def build_paper_scores(con: duckdb.DuckDBPyConnection, as_of: date, *, novelty_window: int | None | str = "default",
+                       epoch_days: int | None = EPOCH_DAYS, new_epoch: bool = False) -> PaperScoresNight:
+    """Score the papers that have no score under the current novelty epoch (docs/scoring.md, "Epochs").
+
+    A new epoch — vocabulary and IDF fitted on tonight's corpus, every paper re-scored — when there is
+    none yet, the scorer's version or the window changed, the epoch is ``epoch_days`` old (the setting
+    ``SCHOLARHOUSE_NOVELTY_EPOCH_DAYS``), or ``new_epoch`` (on demand: the run tag). Otherwise only new
+    papers, papers whose inputs changed (sql/marts/paper_score_inputs.sql's digest) and papers whose
+    nearest earlier paper is gone are scored, against tonight's corpus; every other row is kept. The
+    reported columns follow the pages every night. One transaction; a re-run of the night changes nothing.
+
+    In three parts, which the asset runs as separate steps (scoring in chunks between them):
+    ``plan_paper_scores`` (read), ``score_plan`` (compute), ``write_paper_scores`` (one transaction).
+    """
+    plan = plan_paper_scores(con, as_of, novelty_window=novelty_window, epoch_days=epoch_days, new_epoch=new_epoch)
+    return write_paper_scores(con, plan, score_plan(plan))
+
+
+def write_paper_scores(con: duckdb.DuckDBPyConnection, plan: PaperScoresPlan,
+                       night: EpochScores | None) -> PaperScoresNight:
+    """Write a plan's scores (``score_plan``'s answer, or the chunks' ``chunks.finish``) in one transaction."""
+    if plan.new_epoch:
+        return _new_epoch(con, plan, night)
+    epoch_id, dropped, removed = plan.epoch_id, plan.dropped, plan.removed
+    new_rows = new_tokens = None
+    appended_terms = pl.DataFrame()
+    if night is not None and plan.to_score.len():
+        papers = plan.papers
+        new_rows = _score_rows(con, night.scores, epoch_id, plan.as_of)
         new_tokens = _keyed(night.tokens.join(papers.select("paper_id", "inputs_digest"), on="paper_id"), epoch_id)
         # stems met tonight for the first time, and stems whose readable word got shorter
-        old_terms = model.terms_frame().select("term_id", old_surface="surface")
+        old_terms = plan.model.terms_frame().select("term_id", old_surface="surface")
         appended_terms = _keyed(night.model.terms_frame().join(old_terms, on="term_id", how="left").filter(
             pl.col("old_surface").is_null() | (pl.col("old_surface") != pl.col("surface"))).drop("old_surface"), epoch_id)
 
@@ -222,11 +360,9 @@ def build_paper_scores(con: duckdb.DuckDBPyConnection, as_of: date, *, novelty_w
                             0 if new_rows is None else int(new_rows["cold_start"].sum() or 0), rows)
 
 
-def _new_epoch(con: duckdb.DuckDBPyConnection, papers: pl.DataFrame, as_of: date, window: int | None,
-               reason: str) -> PaperScoresNight:
-    """Fit a new epoch on tonight's corpus and re-score every paper (replacing the old epoch's model)."""
-    epoch_id = as_of.isoformat()
-    fitted = score_epoch(papers.drop("inputs_digest"), window=window)
+def _new_epoch(con: duckdb.DuckDBPyConnection, plan: PaperScoresPlan, fitted: EpochScores) -> PaperScoresNight:
+    """Write a new epoch fitted on tonight's corpus, every paper re-scored (replacing the old epoch's model)."""
+    epoch_id, as_of, window, reason, papers = plan.epoch_id, plan.as_of, plan.window, plan.reason, plan.papers
     rows = _score_rows(con, fitted.scores, epoch_id, as_of)
     tokens = _keyed(fitted.tokens.join(papers.select("paper_id", "inputs_digest"), on="paper_id"), epoch_id)
     epoch_row = pl.DataFrame([{

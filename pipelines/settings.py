@@ -5,7 +5,7 @@ once; a bad value is a one-line ``SettingsError`` naming the variable. The edge 
 Dagster resources and assets, ``definitions.py``, the job's executor, ``make demo`` and the
 scripts — and hands plain values down: the rest of ``pipelines/`` reads no environment
 (``tests/test_settings.py`` checks it). Paths derived from the warehouse's location (the exports,
-the analytics copy, the source cache, the parse work folder) are worked out here, so they cannot
+the analytics copy, the source cache, the parse and novelty work folders) are worked out here, so they cannot
 disagree with the warehouse they belong to.
 
 The README's configuration table is generated from the fields below:
@@ -201,6 +201,11 @@ class Settings:
         "IDF) and keeps every other score; the first night this many days after the epoch was fitted fits a "
         "new one and re-scores every paper (so does a new scorer version, a new window, or a run tagged "
         "`scholarhouse/novelty_epoch=new`); `none` (or `0`) = only then (docs/scoring.md, \"Epochs\")", _window)
+    novelty_chunks: int = _setting(
+        "SCHOLARHOUSE_NOVELTY_CHUNKS", 1, "integer", "1",
+        "chunks the night's novelty scoring is split into, by category (one Dagster step each, no warehouse "
+        "access: they run side by side on the multiprocess, Celery or Kubernetes executors); the scores do not "
+        "depend on it", _count)
     duckdb_memory_limit: str = _setting(
         "SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT", DUCKDB_MEMORY_LIMIT, "DuckDB size", f"`{DUCKDB_MEMORY_LIMIT}`",
         "DuckDB's buffer pool (it spills to `<warehouse>.tmp` beyond); empty for DuckDB's default, 80% of RAM",
@@ -261,6 +266,10 @@ class Settings:
     def parse_work_dir(self) -> Path:
         return self.warehouse.parent / "work" / "parse"
 
+    @property
+    def novelty_work_dir(self) -> Path:
+        return self.warehouse.parent / "work" / "novelty"
+
 
 DERIVED_PATHS = (
     ("exports", "`$SCHOLARHOUSE_EXPORTS`, else `exports/` beside the warehouse",
@@ -269,6 +278,8 @@ DERIVED_PATHS = (
     ("source cache", "`source_cache.sqlite` beside the warehouse (`crawler.cache_path` in "
      "`config/profiles.toml` overrides it)", "the crawler's and the API clients' SQLite cache"),
     ("parse work folder", "`work/parse/` beside the warehouse", "Parquet shards of a night's parse (removed after it)"),
+    ("novelty work folder", "`work/novelty/` beside the warehouse",
+     "the night's novelty inputs and scored chunks as Parquet (removed after it)"),
 )
 
 

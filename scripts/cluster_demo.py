@@ -13,8 +13,9 @@ What it does, all on 127.0.0.1 and in a temporary folder it owns (removed at the
 4. starts ``--workers`` (2) Celery workers, ``dagster-celery worker start -y deploy/celery/worker.yaml``,
    each a process of its own that runs one step at a time;
 5. runs ``nightly_refresh`` for the night with ``SCHOLARHOUSE_EXECUTOR=celery`` (``dg launch``: this
-   process orchestrates, the workers run the steps), then the same night with the default, in-process
-   executor into another warehouse — the same code, the executor chosen by the setting alone;
+   process orchestrates, the workers run the steps) and the novelty scoring in ``--novelty-chunks`` (4)
+   chunk steps, then the same night with the default, in-process executor (and one novelty chunk)
+   into another warehouse — the same code, the executor chosen by the setting alone;
 6. prints every step of the Celery run (worker, pid, start, seconds; the in-process run's seconds
    beside), whether steps in the ``warehouse`` pool ever overlapped, and compares every warehouse table
    of the two runs (as multisets: ``EXCEPT ALL`` both ways), ending with one line
@@ -49,7 +50,7 @@ DEPLOY = ROOT / "deploy"
 NIGHT = date(2026, 11, 23)  # the bench's first night (a Monday)
 PG_USER, PG_DB = "scholarhouse", "dagster"
 # Columns that record when a row was written, not what it says: equal rows, different clocks.
-CLOCK_COLUMNS = {"loaded_at", "built_at", "fetched_at", "searched_at", "rejected_at"}
+CLOCK_COLUMNS = {"loaded_at", "built_at", "fetched_at", "searched_at", "rejected_at", "fitted_at"}
 
 
 def say(line: str = "") -> None:
@@ -388,6 +389,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (default 2)")
     parser.add_argument("--shard-pages", type=int, default=2_500,
                         help="pages per parse shard, both runs (default 2,500: several shard steps to spread)")
+    parser.add_argument("--novelty-chunks", type=int, default=4,
+                        help="novelty chunk steps of the Celery run (default 4; the in-process run keeps the "
+                        "default, 1, so the comparison also proves the scores do not depend on it)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (logs, warehouses)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _on_signal)
@@ -432,6 +436,7 @@ def main() -> int:
 
             celery_env = {**base_env, "SCHOLARHOUSE_EXECUTOR": "celery", "SCHOLARHOUSE_CELERY_BROKER": broker,
                           "SCHOLARHOUSE_CAPTURES": str(captures),
+                          "SCHOLARHOUSE_NOVELTY_CHUNKS": str(args.novelty_chunks),
                           "SCHOLARHOUSE_WAREHOUSE": str(work / "celery" / "scholarhouse.duckdb")}
             inproc_env = {**base_env, "SCHOLARHOUSE_CAPTURES": str(captures),
                           "SCHOLARHOUSE_WAREHOUSE": str(work / "in_process" / "scholarhouse.duckdb")}
@@ -441,7 +446,8 @@ def main() -> int:
             say(f"workers ({args.workers}, deploy/celery/worker.yaml):")
             workers = start_workers(args.workers, celery_env, work, stack, broker)
 
-            say(f"runs of nightly_refresh for {NIGHT} (dg launch; same code, SCHOLARHOUSE_EXECUTOR decides):")
+            say(f"runs of nightly_refresh for {NIGHT} (dg launch; same code, SCHOLARHOUSE_EXECUTOR decides; "
+                f"novelty in {args.novelty_chunks} chunk steps on Celery, in one in process):")
             celery_id, celery_s, celery_ok = launch("celery", celery_env, work)
             inproc_id, inproc_s, inproc_ok = launch("in_process", inproc_env, work)
             ok = celery_ok and inproc_ok

@@ -109,8 +109,9 @@ def test_every_step_that_touches_duckdb_is_in_the_one_writer_pool_and_retries_tr
             assert POOL in asset_graph.get(key).pools, key
 
 
-# Steps that open no database and may run side by side (the staging graph's parse shards).
-NO_DATABASE_OPS = {"parse_shard"}
+# Steps that open no database and may run side by side (the staging graph's parse shards, the
+# novelty graph's preparation and chunks).
+NO_DATABASE_OPS = {"parse_shard", "prepare_novelty_chunks", "score_novelty_chunk"}
 
 
 def _ops(node_def) -> list:

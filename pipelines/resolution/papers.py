@@ -838,7 +838,7 @@ class _Resolution:
 
 
 def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None, candidates: pl.DataFrame | None = None,
-             workers: int | None = None) -> _Resolution:
+             workers: int | None = None, scored: pl.DataFrame | None = None) -> _Resolution:
     """Resolve the records: collapse them into nodes, resolve the nodes, and express the result
     per record (record indices throughout; a node's edges are its representative's).
     ``candidates`` (``left_id``, ``right_id``: representative record ids, see
@@ -857,8 +857,8 @@ def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None, candid
             .filter(pl.col("i") != pl.col("j")).unique().sort("i", "j")
         )
     if len(reps) == len(feats.record_ids):
-        return _resolve_nodes(feats, diffs_cache, pairs, workers)
-    res = _resolve_nodes(_node_features(feats, reps, node_of), diffs_cache, pairs, workers)
+        return _resolve_nodes(feats, diffs_cache, pairs, workers, scored)
+    res = _resolve_nodes(_node_features(feats, reps, node_of), diffs_cache, pairs, workers, scored)
     rep = pl.Series(reps)
 
     def to_records(frame: pl.DataFrame) -> pl.DataFrame:
@@ -886,9 +886,12 @@ def _resolve(feats: _Features, diffs_cache: TitleDiffCache | None = None, candid
 
 
 def _resolve_nodes(feats: _Features, diffs_cache: TitleDiffCache | None = None, pairs: pl.DataFrame | None = None,
-                   workers: int | None = None) -> _Resolution:
+                   workers: int | None = None, scored: pl.DataFrame | None = None) -> _Resolution:
+    """``scored`` (optional): the candidate pairs already scored (``_score_pairs``' rows, in (i, j)
+    order; resolution/shards.py scores them in shards), so only the clustering runs here."""
     n = len(feats.record_ids)
-    scored = _score_pairs(feats, _candidate_pairs(feats) if pairs is None else pairs, diffs_cache, workers)
+    if scored is None:
+        scored = _score_pairs(feats, _candidate_pairs(feats) if pairs is None else pairs, diffs_cache, workers)
     id_edges = _identifier_edges(feats)
     uf = ConstrainedUnionFind(
         n,
