@@ -263,11 +263,14 @@ def test_a_name_rarer_than_the_typical_one_needs_one_leaning_signal_even_when_se
          "venue": "Astrophys.J.", "title": "Chandra imaging of the circumnuclear region of NGC 4151", "year": 2010},
         {"mention_id": "jc", "name": "Junfeng Okafor", "paper_id": "jc", "coauthors": ["Hans Moser"],
          "venue": "Phys.Rev.B", "title": "Phonon transport in layered cuprates", "year": 1988},
+        # The same leaning evidence under the common name is not enough.
+        {"mention_id": "wa", "name": "Wei Wang", "paper_id": "wa", "coauthors": ["Ann Lee"], "venue": "Astrophys.J.", "year": 2009},
+        {"mention_id": "wb", "name": "Wei Wang", "paper_id": "wb", "coauthors": ["Bob Ray"], "venue": "Astrophys.J.", "year": 2010},
     ]
     author = author_of(match_authors(mentions(rows)))
     assert author["ja"] == author["jb"]
     assert author["jc"] != author["ja"]
-    assert author["w09"] != author["w10"]
+    assert author["wa"] != author["wb"]
 
 
 def test_affiliations_are_alike_by_their_telling_words_not_their_boilerplate():

@@ -404,23 +404,29 @@ def _author_overlap(a: list[frozenset[str]], b: list[frozenset[str]], ua: frozen
     return shared, shared / min(len(a), len(b))
 
 
+GARBLED_LIST_MAX_NAMES = 10  # longer lists are a byline, not a scraped citation's few names
+
+
 def _garbled_lists(families: frozenset[str], words: frozenset[str]) -> bool:
     """Whether a family name of one list is legible among the other list's words although no
-    name matched: the same word, glued to an initial or the next name (``hinneburg`` in
-    ``hinneburga``, ``chaudhuri`` in ``chaudhuriandv``), or misspelt by a letter (two in long
-    names: ``mylopoulos``/``myopoulos``)."""
+    name matched: the very word, glued to an initial or two or to the next name (``hinneburg`` in
+    ``hinneburga``, ``chaudhuri`` in ``chaudhuriandv``; family names of five letters or more, so
+    ``chen`` is not found in ``cheng``), or misspelt by a letter in seven or more letters, two in
+    nine or more (``gravano``/``fravano``, ``mylopoulos``/``myopoulos``; not ``zhang``/``chang``)."""
     for f in families:
         if len(f) < 3:
             continue
         if f in words:
             return True
-        if len(f) < 4:
+        if len(f) < 5:
             continue
         for w in words:
-            if f in w and len(w) <= len(f) + 5:
-                return True
-            if len(f) >= 5 and abs(len(w) - len(f)) <= 2:
-                if Levenshtein.distance(f, w, score_cutoff=2) <= (2 if min(len(f), len(w)) >= 8 else 1):
+            if len(w) > len(f) and f in w:
+                rest = w.replace(f, "", 1)
+                if len(rest) <= 2 or (rest.startswith("and") and len(rest) <= 5):
+                    return True
+            if len(f) >= 7 and abs(len(w) - len(f)) <= 2:
+                if Levenshtein.distance(f, w, score_cutoff=2) <= (2 if min(len(f), len(w)) >= 9 else 1):
                     return True
     return False
 
@@ -595,6 +601,8 @@ def _score_pairs(feats: _Features, pairs: pl.DataFrame, diffs_cache: TitleDiffCa
     deciding = np.flatnonzero((overlap == 0) & (_combine(title_score, nothing, year_diff, np.minimum(n_content[I], n_content[J])) >= REVIEW_LOW))
     for k in deciding.tolist():
         i, j = int(I[k]), int(J[k])
+        if max(len(feats.author_sets[i]), len(feats.author_sets[j])) > GARBLED_LIST_MAX_NAMES:
+            continue
         if _garbled_lists(feats.author_families[i], feats.author_words[j]) or _garbled_lists(feats.author_families[j], feats.author_words[i]):
             overlap[k] = np.nan
     score = _combine(title_score, overlap, year_diff, np.minimum(n_content[I], n_content[J]))

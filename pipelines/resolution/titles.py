@@ -43,6 +43,13 @@ STOPWORDS = frozenset(
 )
 # A word made from another by one of these prefixes means the opposite, however similar the strings.
 _NEGATION_PREFIXES = ("non", "un", "a", "in", "im", "ir", "il", "dis", "anti", "de", "semi", "multi", "sub", "super")
+# Prefixes that turn a word into its opposite or counterpart: the rest of the word equal, the two
+# are different words however alike the strings (``increasing``/``decreasing``,
+# ``hypertension``/``hypotension``, ``intracellular``/``intercellular``).
+_OPPOSITE_PREFIXES = (("in", "de"), ("en", "de"), ("in", "ex"), ("im", "ex"), ("inter", "intra"), ("hyper", "hypo"),
+                      ("micro", "macro"), ("over", "under"), ("pre", "post"), ("homo", "hetero"), ("endo", "exo"),
+                      ("sub", "super"), ("uni", "multi"), ("mono", "poly"), ("up", "down"), ("inner", "outer"),
+                      ("max", "min"), ("ana", "cata"), ("in", "out"))
 # Letter groups typeset as one ligature glyph, lost when text is extracted from PDFs.
 _LIGATURES = re.compile("ffi|ffl|ff|fi|fl")
 # Word endings that make a variant of one root ("updat|e" / "updat|ing").
@@ -155,6 +162,16 @@ def _negation_pair(a: str, b: str) -> bool:
     return any(long_ == p + short for p in _NEGATION_PREFIXES)
 
 
+def _opposite_prefix_pair(a: str, b: str) -> bool:
+    """``increasing``/``decreasing``, ``hyperplane``/``hypoplane``: one stem behind two prefixes
+    that mean opposite or counterpart things."""
+    for p, q in _OPPOSITE_PREFIXES:
+        for x, y in ((a, b), (b, a)):
+            if x.startswith(p) and y.startswith(q) and len(x) - len(p) >= 3 and x[len(p):] == y[len(q):]:
+                return True
+    return False
+
+
 def _common_prefix(a: str, b: str) -> int:
     n = 0
     for x, y in zip(a, b):
@@ -184,7 +201,7 @@ def spelling_variant(a: str, b: str) -> bool:
     """
     if a == b:
         return True
-    if _negation_pair(a, b):
+    if _negation_pair(a, b) or _opposite_prefix_pair(a, b):
         return False
     na, nb = _numbers([a]), _numbers([b])
     if na and nb:
@@ -228,7 +245,8 @@ def _typo_in_context(left: tuple[str, ...], right: tuple[str, ...], match_l: lis
     ``TYPO_CONTEXT_WORDS`` agreeing content words, and alike as strings (``TYPO_SIMILARITY``):
     a typo or an OCR slip (``tunable``/``tumble``, ``Gangam``/``Sangam``, ``Illustra``/``lllustra``)
     rather than another paper: the two are aligned, and the title score counts the pair as half an
-    edit (authors and years then decide). Numbers, negations and short words stay differences."""
+    edit (authors and years then decide). Numbers, negations, opposite prefixes, other beginnings
+    and short words stay differences."""
     free_l = [i for i, t in enumerate(left) if match_l[i] is None and t not in STOPWORDS]
     free_r = [j for j, t in enumerate(right) if match_r[j] is None and t not in STOPWORDS]
     if len(free_l) != 1 or len(free_r) != 1:
@@ -236,12 +254,17 @@ def _typo_in_context(left: tuple[str, ...], right: tuple[str, ...], match_l: lis
     i, j = free_l[0], free_r[0]
     a, b = left[i], right[j]
     agreeing = [k for k, t in enumerate(left) if t not in STOPWORDS and match_l[k] is not None]
-    if len(agreeing) < TYPO_CONTEXT_WORDS or min(len(a), len(b)) < 4 or _numbers([a, b]) or _negation_pair(a, b):
+    if (len(agreeing) < TYPO_CONTEXT_WORDS or min(len(a), len(b)) < 4 or _numbers([a, b]) or _negation_pair(a, b)
+            or _opposite_prefix_pair(a, b)):
         return False
     # The same place: as many agreeing words before it on either side.
     before_l = sum(1 for k in agreeing if k < i)
     before_r = sum(1 for k in agreeing if match_l[k] < j)
     if before_l != before_r or Indel.normalized_similarity(a, b) < TYPO_SIMILARITY:
+        return False
+    # A change in the first two letters is a slip only when it is the only one (``Gangam``/``Sangam``);
+    # more there is another prefix: ``encoding``/``decoding``, ``internal``/``external``.
+    if a[:2] != b[:2] and Levenshtein.distance(a, b, score_cutoff=1) > 1:
         return False
     match_l[i], match_r[j] = j, i
     notes.append(f"{a!r}~{b!r} (a typo?)")
