@@ -9,11 +9,11 @@ from __future__ import annotations
 import dagster as dg
 
 from pipelines.assets import core, describe, enrichment, exports, ingest, marts, staging
-from pipelines.checks import build_quality_checks
-from pipelines.partitions import daily_partitions
+from pipelines.assets.checks import build_quality_checks
+from pipelines.assets.partitions import daily_partitions
 from pipelines.resources import EnrichmentResource, WarehouseResource, page_source_from_env
 from pipelines.resources.great_expectations import GreatExpectationsResource
-from pipelines.executors import build_executor, default_execution
+from pipelines.orchestration.executors import build_executor, default_execution
 from pipelines.settings import Settings
 
 # Every asset, one module per layer, with what the UI shows about it: column schemas from the DDL and
@@ -41,7 +41,7 @@ refresh_job = dg.define_asset_job(
     selection=dg.AssetSelection.all(),
     partitions_def=daily_partitions,
     config={"execution": {"config": default_execution_config()}},
-    executor_def=build_executor(default_execution_config()),  # in process unless configured (executors.py)
+    executor_def=build_executor(default_execution_config()),  # in process unless configured (orchestration/executors.py)
     description="Everything for one capture date: land pages, parse, resolve, build marts and exports.",
 )
 
@@ -74,7 +74,7 @@ defs = dg.Definitions(
     # (staging) can run side by side. In-process is the default, for UI materialisations and
     # asset backfills too: a multiprocess run pays a fresh Python (dagster, Polars, DuckDB, Great
     # Expectations imports) per step, which only pays off when a night has many parse shards.
-    # nightly_refresh uses scholarhouse_executor (pipelines/executors.py), so one of its runs can
+    # nightly_refresh uses scholarhouse_executor (pipelines/orchestration/executors.py), so one of its runs can
     # choose multiprocess, celery or k8s in its run config (or SCHOLARHOUSE_EXECUTOR its default):
     # the same definitions run on Celery workers and Kubernetes (deploy/, docs/scaling.md).
     # The pool applies to every executor: each step claims the slot from the instance.

@@ -32,9 +32,12 @@ from typing import Iterator
 
 import dagster as dg
 
-from pipelines import failures, report, runs, warehouse
+from pipelines import warehouse
+from pipelines.orchestration import failures
+from pipelines.publish import report
+from pipelines.orchestration import runs
 from pipelines.definitions import defs
-from pipelines.partitions import START_DATE, daily_partitions
+from pipelines.assets.partitions import START_DATE, daily_partitions
 from pipelines.resources import WarehouseResource
 from pipelines.settings import Settings, SettingsError
 

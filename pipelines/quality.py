@@ -1,6 +1,6 @@
 """Data quality: Great Expectations 1.x suites from ``expectations/``, run on warehouse rows.
 
-No Dagster imports: ``pipelines/checks.py`` turns the reports into asset check results, and
+No Dagster imports: ``pipelines/assets/checks.py`` turns the reports into asset check results, and
 the tests call this module directly on small frames.
 
 **Suites.** One JSON file per warehouse table, named after it (``expectations/staging.listings.json``).

@@ -1,13 +1,13 @@
 """`make bench`: the whole pipeline on generated corpora, stage by stage, with quality against truth.
 
 For each size (default 1k, 10k, 100k profiles) it generates a deterministic synthetic corpus
-(pipelines.synthetic), then runs the same step functions the Dagster assets run, on a fresh
+(benchmarks.synthetic), then runs the same step functions the Dagster assets run, on a fresh
 warehouse file:
 
-  parse    decode + parse every page (pipelines.landing)      land     write raw + staging rows
-  resolve papers / resolve authors (pipelines.resolution via core_build)
+  parse    decode + parse every page (pipelines.staging.build)      land     write raw + staging rows
+  resolve papers / resolve authors (pipelines.core.resolution via core_build)
   core     the rest of the core step (read staging, stable ids, assemble, write)
-  marts    every mart (pipelines.marts)                      exports  Parquet + analytics copy
+  marts    every mart (pipelines.marts.build)                      exports  Parquet + analytics copy
 
 and prints per stage: wall time, rows/s and peak memory (each stage's own peak RSS); the
 end-to-end time; the cost ratio between sizes; pairwise precision/recall/F1 of paper and author
@@ -38,13 +38,17 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipelines import core_build, landing, marts, publish, warehouse  # noqa: E402
-from pipelines.identity.overrides import Overrides  # noqa: E402
-from pipelines.profiling import StageTimer, peak_memory_mb  # noqa: E402
-from pipelines.resolution.runtime import MatchOptions  # noqa: E402
+from pipelines import warehouse  # noqa: E402
+from pipelines.core import build as core_build  # noqa: E402
+from pipelines.staging import build as landing  # noqa: E402
+from pipelines.marts import build as marts  # noqa: E402
+from pipelines.publish import exports as publish  # noqa: E402
+from pipelines.core.identity.overrides import Overrides  # noqa: E402
+from pipelines.timing import StageTimer, peak_memory_mb  # noqa: E402
+from pipelines.core.resolution.runtime import MatchOptions  # noqa: E402
 from pipelines.settings import Settings  # noqa: E402
-from pipelines.sources.folder import FolderSource  # noqa: E402
-from pipelines.synthetic.generator import generate_corpus, mutate  # noqa: E402
+from pipelines.ingest.sources.folder import FolderSource  # noqa: E402
+from benchmarks.synthetic.generator import generate_corpus, mutate  # noqa: E402
 from pipelines.textnorm import match_key  # noqa: E402
 
 # A Monday and a Tuesday: Sunday nights resolve every author in any case (incremental.scheduled_full).

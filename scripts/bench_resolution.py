@@ -10,7 +10,7 @@
   ``resolve_authors`` beside the naive floors (exact full name; first initial + surname), computed
   here from the data; and the same mentions with every name cut to ``Family, I.`` (a set where a
   name says little and many people share one, as on author-name sets of common names).
-- Synthetic people and papers (``pipelines.resolution.synthetic``, seeded): both matchers.
+- Synthetic people and papers (``benchmarks.bibliographies``, seeded): both matchers.
 
 Records are mapped into the matcher's schema here (the public files have shifted and messy
 columns); the library itself has no knowledge of these data sets.
@@ -28,9 +28,9 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.resolution import match_papers, resolve_authors, resolve_papers  # noqa: E402
-from pipelines.resolution.names import split_author_list  # noqa: E402
-from pipelines.resolution.synthetic import synthetic_mentions, synthetic_papers  # noqa: E402
+from pipelines.core.resolution import match_papers, resolve_authors, resolve_papers  # noqa: E402
+from pipelines.core.resolution.names import split_author_list  # noqa: E402
+from benchmarks.bibliographies import synthetic_mentions, synthetic_papers  # noqa: E402
 from pipelines.settings import Settings  # noqa: E402
 
 # The matchers' tuning settings (SCHOLARHOUSE_MATCH_WORKERS, SCHOLARHOUSE_AUTHOR_BATCH) apply as in a run.
@@ -190,7 +190,7 @@ def b_cubed(predicted: list[str], truth: list[str]) -> tuple[float, float, float
 
 
 def inspire_mentions(folder: Path, initials_only: bool = False) -> tuple[pl.DataFrame, list[str]]:
-    from pipelines.resolution.names import parse_name
+    from pipelines.core.resolution.names import parse_name
 
     raw = pl.read_csv(folder / "mentions.csv", infer_schema=False).join(
         pl.read_csv(folder / "truth.csv", infer_schema=False), on="mention_id")
@@ -216,7 +216,7 @@ def _floor(frame: pl.DataFrame, truth: list[str], key) -> tuple[float, float, fl
 
 
 def bench_inspire(data: Path) -> None:
-    from pipelines.resolution.names import parse_name
+    from pipelines.core.resolution.names import parse_name
 
     folder = data / "and_inspire_wang"
     exact = lambda x: parse_name(x).folded  # noqa: E731

@@ -1,4 +1,4 @@
-"""Benchmark pipelines.scoring.score_paper_novelty on synthetic papers.
+"""Benchmark pipelines.marts.scoring.score_paper_novelty on synthetic papers.
 
 Prints wall time and process CPU time (all threads) of the scoring call, peak RSS (includes the
 generated input), and the number of within-category pairs (sum of n^2 / 2), which drives the cost.
@@ -22,7 +22,7 @@ import time
 import numpy as np
 import polars as pl
 
-from pipelines.scoring import score_paper_novelty
+from pipelines.marts.scoring import score_paper_novelty
 from pipelines.settings import Settings
 
 _FILLER = "the of and in to a we is for that with on this by are as an from be which our".split()

@@ -9,7 +9,7 @@ What it does, all on 127.0.0.1 and in a temporary folder it owns (removed at the
    each on a free non-default port, with a random password;
 3. makes a Dagster instance whose ``dagster.yaml`` is ``deploy/instance/dagster.yaml`` (PostgreSQL
    storage, the ``warehouse`` pool of one slot), and generates a synthetic corpus of ``--profiles``
-   profiles (10,000) with ``pipelines.synthetic`` (what ``make bench`` uses);
+   profiles (10,000) with ``benchmarks.synthetic`` (what ``make bench`` uses);
 4. starts ``--workers`` (2) Celery workers, ``dagster-celery worker start -y deploy/celery/worker.yaml``,
    each a process of its own that runs one step at a time;
 5. runs ``nightly_refresh`` for the night with ``SCHOLARHOUSE_EXECUTOR=celery`` (``dg launch``: this
@@ -425,9 +425,9 @@ def main() -> int:
                 say(f"  Dagster instance: {type(instance.run_storage).__name__}, "
                     f"{type(instance.event_log_storage).__name__} (deploy/instance/dagster.yaml)")
 
-            say(f"corpus: {args.profiles:,} synthetic profiles (pipelines.synthetic, seed 0)")
+            say(f"corpus: {args.profiles:,} synthetic profiles (benchmarks.synthetic, seed 0)")
             sys.path.insert(0, str(ROOT))
-            from pipelines.synthetic.generator import generate_corpus
+            from benchmarks.synthetic.generator import generate_corpus
 
             t0 = time.perf_counter()
             generate_corpus(work / "corpus", profiles=args.profiles, seed=0)

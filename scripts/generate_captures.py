@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.synthetic import generate_corpus, mutate  # noqa: E402
-from pipelines.synthetic.generator import DEFAULT_CAPTURED_AT  # noqa: E402
+from benchmarks.synthetic import generate_corpus, mutate  # noqa: E402
+from benchmarks.synthetic.generator import DEFAULT_CAPTURED_AT  # noqa: E402
 
 
 def _datetime(text: str) -> datetime:

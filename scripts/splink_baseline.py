@@ -5,7 +5,7 @@
 
 ``run_splink(records)`` deduplicates paper records with Splink 5 (Fellegi-Sunter model, DuckDB
 backend, in memory) the way an experienced Splink user would set it up for bibliographic records,
-so that ``pipelines.resolution.resolve_papers`` can be compared with a well-known, well-configured
+so that ``pipelines.core.resolution.resolve_papers`` can be compared with a well-known, well-configured
 probabilistic matcher on the same input. Splink is only in the optional ``bench`` extra; this
 module imports it lazily, so :func:`prepare_records` works without it.
 
@@ -24,7 +24,7 @@ normalise them):
   input, among tokens that occur in at least two titles (a token seen once cannot pair anything;
   ties go to the alphabetically first token). It is a corpus-dependent key: adding records can
   change it, which is fine for a batch baseline;
-- ``author_surnames``: sorted distinct family names of the byline (``pipelines.resolution.names``
+- ``author_surnames``: sorted distinct family names of the byline (``pipelines.core.resolution.names``
   parsing, so ``Zhang, Y.``, ``Y. Zhang`` and ``JC Freytag`` give the family name), null when the
   byline is empty (BZPEER lists no authors);
 - ``arxiv_id``: lower case, without an ``arXiv:`` prefix and without the ``vN`` version suffix.
@@ -88,7 +88,7 @@ import polars as pl
 if __package__ in (None, ""):  # run as a script: make `pipelines` importable from the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.resolution.names import parse_name  # noqa: E402
+from pipelines.core.resolution.names import parse_name  # noqa: E402
 from pipelines.textnorm import match_key  # noqa: E402
 
 BLOCKING_CHOICES = ("tight", "broad")

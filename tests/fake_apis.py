@@ -3,7 +3,7 @@
 They answer from the recorded responses in ``tests/fixtures/enrichment/`` (invented test data, see
 its README) the way the real APIs do: ``FakeArxiv`` serves ``/api/query`` (``id_list`` and
 ``ti:"phrase"``), ``fake_openalex`` routes works by arXiv DOI or id, authors by ORCID and the
-``/works`` title search. Used by ``test_enrichment.py`` and the wrong-answer zoo
+``/works`` title search. Used by ``tests/ingest/test_api_lookups.py`` and the wrong-answer zoo
 (``test_fault_zoo_apis.py``), which swaps single answers for wrong ones.
 """
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import date, datetime, time, timezone
 
-from pipelines import landing
+from pipelines.staging import build as landing
 
 _NIGHT = ("fetch_id", "partition_date", "captured_at", "listing_id")
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pipelines import catalog
+from pipelines.warehouse import catalog
 from pipelines.warehouse import contract
 
 ROOT = Path(__file__).resolve().parents[1]
 _CODE = re.compile(r"^\*\*Code:\*\*(.*)$", re.M)
-_PATH = re.compile(r"`((?:pipelines|sql|docs|scripts|tests|expectations|config|warehouse)/[^`]*)`")
+_PATH = re.compile(r"`((?:pipelines|benchmarks|sql|docs|scripts|tests|expectations|config|warehouse)/[^`]*)`")
 
 
 def _creates(table: str) -> str:

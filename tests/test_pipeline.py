@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from conftest import SAMPLE_DATE, SAMPLES, build_warehouse
+from tests.conftest import SAMPLE_DATE, SAMPLES, build_warehouse
 
 
 def q(path: Path, sql: str, params=()):

@@ -411,7 +411,7 @@ def test_the_readme_lists_what_every_suite_protects():
 def test_the_suites_patterns_accept_what_the_parsers_produce():
     import re
 
-    from pipelines.parsing.categories import ALL_CATEGORIES, STANDALONE_ARCHIVES
+    from pipelines.staging.parsing.categories import ALL_CATEGORIES, STANDALONE_ARCHIVES
 
     def pattern(table: str, column: str) -> re.Pattern:
         (rule,) = [r for r in quality.load_suites()[table].rules

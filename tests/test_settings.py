@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import landing, warehouse
-from pipelines.identity.overrides import DEFAULT_OVERRIDES
-from pipelines.resolution.authors import BATCH_MENTIONS
-from pipelines.scoring.novelty import NOVELTY_WINDOW
+from pipelines import warehouse
+from pipelines.staging import build as landing
+from pipelines.core.identity.overrides import DEFAULT_OVERRIDES
+from pipelines.core.resolution.authors import BATCH_MENTIONS
+from pipelines.marts.scoring.novelty import NOVELTY_WINDOW
 from pipelines.settings import Settings, SettingsError, docs_section, settings_table
-from pipelines.sources.folder import BUNDLED_SAMPLES
+from pipelines.ingest.sources.folder import BUNDLED_SAMPLES
 
 ROOT = Path(__file__).resolve().parents[1]
 PIPELINES = ROOT / "pipelines"
@@ -150,8 +151,8 @@ def test_the_readme_table_is_the_generated_one():
 # --- nothing else reads the environment -----------------------------------------------------------
 
 # The edge: what Dagster (or a person) starts, which reads the settings and hands values down. The
-# job's executor (runs.py) is built by Dagster as a run starts, so it reads its one setting there.
-EDGE = ("settings.py", "definitions.py", "assets/", "resources/", "demo.py", "runs.py")
+# job's executor (orchestration/runs.py) is built by Dagster as a run starts, so it reads its one setting there.
+EDGE = ("settings.py", "definitions.py", "assets/", "resources/", "demo.py", "orchestration/runs.py")
 
 
 def _is_edge(path: Path) -> bool:
@@ -183,7 +184,7 @@ def test_the_check_finds_what_it_looks_for():
 
 def test_pure_logic_reads_no_environment():
     modules = sorted(p for p in PIPELINES.rglob("*.py") if not _is_edge(p))
-    assert len(modules) > 40 and PIPELINES / "resolution" / "authors.py" in modules
+    assert len(modules) > 40 and PIPELINES / "core" / "resolution" / "authors.py" in modules
     offenders = {str(p.relative_to(ROOT)): reads for p in modules
                  if (reads := environment_reads(p.read_text(encoding="utf-8")))}
     assert offenders == {}, "read the setting at the edge (pipelines/settings.py) and pass the value down"

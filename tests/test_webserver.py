@@ -28,7 +28,7 @@ WEBSERVER = PROJECT / ".venv" / "bin" / "dagster-webserver"
 STARTUP_TIMEOUT_S = 120
 LAYERS = {"raw", "staging", "core", "marts", "exports", "enrichment"}
 # The warehouse contract's layers: every table there has an expectation suite. (enrichment.* has
-# none yet — see test_orchestration.py::test_enrichment_tables_have_checks.)
+# none yet — see tests/orchestration/test_orchestration.py::test_enrichment_tables_have_checks.)
 GUARDED_LAYERS = {"raw", "staging", "core", "marts"}
 
 

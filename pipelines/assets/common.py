@@ -9,7 +9,7 @@ from datetime import date
 import dagster as dg
 import polars as pl
 
-from pipelines import failures
+from pipelines.orchestration import failures
 
 
 
@@ -48,7 +48,7 @@ def night_window(context) -> NightWindow:
 
 WAREHOUSE_POOL = "warehouse"  # every asset that writes DuckDB: one writer at a time (see dagster_home.yaml)
 
-# How a step is retried when its cause is transient (pipelines/failures.py): 2 more tries,
+# How a step is retried when its cause is transient (pipelines/orchestration/failures.py): 2 more tries,
 # exponential back-off from 10 s, with jitter. Not attached to the steps as a dg.RetryPolicy: with a
 # policy, dagster 1.13 retries *every* exception — a full disk twice, a read-only directory twice —
 # and turns an interrupt (SIGTERM, a stop from the UI) into a retry too, so an operator's stop did

@@ -2,10 +2,11 @@
 
 import dagster as dg
 
-from pipelines import core_build, warehouse
+from pipelines import warehouse
+from pipelines.core import build as core_build
 from pipelines.assets.common import WAREHOUSE_POOL, night_window, preview, transient_retries
-from pipelines.identity.overrides import load_overrides
-from pipelines.partitions import daily_partitions
+from pipelines.core.identity.overrides import load_overrides
+from pipelines.assets.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
 from pipelines.warehouse import contract
 

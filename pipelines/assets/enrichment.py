@@ -8,12 +8,12 @@ Two steps per partition, each replacing its tables' slice in one transaction:
    ``enrichment/author_lists`` (built here, after both APIs: arXiv's lists carry OpenAlex's ORCIDs),
    ``enrichment/openalex_rejects``
 
-Every answer is checked against what was asked before it is kept (``pipelines/sources/answers.py``);
+Every answer is checked against what was asked before it is kept (``pipelines/ingest/sources/answers.py``);
 the ones turned down, and every failed lookup, are the ``*_rejects`` rows with their reason, and
 the step logs a warning with their count.
 
 They read ``staging`` (not ``core``: core reads ``enrichment.author_lists``, so core runs after
-these). What is looked up, and why: ``pipelines/enrichment.py``. Whether it runs at all:
+these). What is looked up, and why: ``pipelines/ingest/api_lookups.py``. Whether it runs at all:
 ``EnrichmentResource`` — without a contact address the steps write empty slices, do no I/O and
 say so in their metadata. API failures and a spent budget are reported, never raised.
 """
@@ -25,11 +25,11 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from pipelines import enrichment as enrich
+from pipelines.ingest import api_lookups as enrich
 from pipelines import warehouse
 from pipelines.assets.common import WAREHOUSE_POOL, NightWindow, night_window, preview, transient_retries
-from pipelines.partitions import daily_partitions
-from pipelines.resources.enrichment import EnrichmentResource
+from pipelines.assets.partitions import daily_partitions
+from pipelines.resources.apis import EnrichmentResource
 from pipelines.resources.warehouse import WarehouseResource
 
 STAGING = [["staging", "listings"], ["staging", "profiles"]]

@@ -4,9 +4,10 @@ import base64
 
 import dagster as dg
 
-from pipelines import publish, report
+from pipelines.publish import exports as publish
+from pipelines.publish import report
 from pipelines.assets.common import WAREHOUSE_POOL, night_window, transient_retries
-from pipelines.partitions import daily_partitions
+from pipelines.assets.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
 from pipelines.warehouse import contract
 
@@ -70,7 +71,7 @@ REPORT_CHART_TITLES = {"network": "Collaboration network", "citations_authors": 
           description="The nightly report: one self-contained HTML page (readable offline) beside the night's "
           "export, warehouse/exports/<date>/report.html (and so exports/latest/report.html): the collaboration "
           "network, citation growth, reported and computed scores, rejects and the review queue over the nights, "
-          "and the night's check results. Its materialisation shows the main charts here (pipelines/report.py).")
+          "and the night's check results. Its materialisation shows the main charts here (pipelines/publish/report.py).")
 @transient_retries
 def nightly_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     night = night_window(context)

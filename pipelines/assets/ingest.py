@@ -2,9 +2,10 @@
 
 import dagster as dg
 
-from pipelines import landing, warehouse
+from pipelines import warehouse
+from pipelines.staging import build as landing
 from pipelines.assets.common import WAREHOUSE_POOL, night_window, preview, transient_retries
-from pipelines.partitions import daily_partitions
+from pipelines.assets.partitions import daily_partitions
 from pipelines.resources import PageSourceResource, WarehouseResource
 
 

@@ -8,7 +8,7 @@ steps that exchange Parquet files in the novelty work folder beside the warehous
       -> score_novelty_chunk (no pool, one per chunk: SCHOLARHOUSE_NOVELTY_CHUNKS)
       -> write_paper_scores (pool "warehouse")  percentiles, one transaction
 
-The scores are the same for any number of chunks (pipelines/scoring/chunks.py).
+The scores are the same for any number of chunks (pipelines/marts/scoring/chunks.py).
 """
 
 import shutil
@@ -17,11 +17,13 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from pipelines import landing, marts, warehouse
+from pipelines import warehouse
+from pipelines.staging import build as landing
+from pipelines.marts import build as marts
 from pipelines.assets.common import WAREHOUSE_POOL, night_window, preview, transient_retries
-from pipelines.partitions import daily_partitions
+from pipelines.assets.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
-from pipelines.scoring import chunks
+from pipelines.marts.scoring import chunks
 
 CORE = lambda *names: [["core", n] for n in names]  # noqa: E731
 COMMON = dict(group_name="marts", partitions_def=daily_partitions, pool=WAREHOUSE_POOL)

@@ -18,10 +18,11 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from pipelines import landing, warehouse
+from pipelines import warehouse
+from pipelines.staging import build as landing
 from pipelines.assets.common import WAREHOUSE_POOL, NightWindow, night_window, preview, transient_retries
-from pipelines.executors import DISTRIBUTED, executor_kind
-from pipelines.partitions import daily_partitions
+from pipelines.orchestration.executors import DISTRIBUTED, executor_kind
+from pipelines.assets.partitions import daily_partitions
 from pipelines.resources import WarehouseResource
 from pipelines.settings import Settings
 

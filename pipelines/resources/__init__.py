@@ -1,6 +1,6 @@
 """Dagster resources: thin, configurable wrappers over the plain modules in pipelines/."""
 
-from pipelines.resources.enrichment import EnrichmentResource
+from pipelines.resources.apis import EnrichmentResource
 from pipelines.resources.live import LiveProfileSourceResource, page_source_from_env
 from pipelines.resources.sources import CapturesFolderResource, PageSourceResource
 from pipelines.resources.warehouse import WarehouseResource

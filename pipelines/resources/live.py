@@ -1,7 +1,7 @@
 """The live page source as a resource, and the choice between it and the captures folder.
 
 ``LiveProfileSourceResource`` crawls the profile URLs listed in ``config/profiles.toml`` with
-``pipelines.sources.crawler.LiveProfileSource`` (polite HTTP, robots.txt, change detection, a
+``pipelines.ingest.sources.crawler.LiveProfileSource`` (polite HTTP, robots.txt, change detection, a
 resumable per-night fetch log). Everything is read when a run asks for captures — the config
 file, the contact address (``SCHOLARHOUSE_CONTACT``, or the variable the config names), the
 cache — never when the definitions load, so the long-lived code server touches neither files nor
@@ -31,11 +31,11 @@ import requests
 from pydantic import PrivateAttr
 
 from pipelines.resources.sources import CapturesFolderResource, PageSourceResource
-from pipelines.sources import http as http_mod
-from pipelines.sources.base import Capture
-from pipelines.sources.cache import SourceCache
-from pipelines.sources.crawler import CrawlConfig, LiveProfileSource, load_crawl_config
-from pipelines.sources.http import Clock, HttpSettings, PoliteHttp
+from pipelines.ingest.sources import http as http_mod
+from pipelines.ingest.sources.base import Capture
+from pipelines.ingest.sources.cache import SourceCache
+from pipelines.ingest.sources.crawler import CrawlConfig, LiveProfileSource, load_crawl_config
+from pipelines.ingest.sources.http import Clock, HttpSettings, PoliteHttp
 from pipelines.settings import SOURCE_CHOICES, Settings
 from pipelines.warehouse import PROJECT_ROOT
 

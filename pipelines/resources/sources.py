@@ -13,8 +13,8 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from pipelines.settings import Settings
-from pipelines.sources.base import Capture
-from pipelines.sources.folder import MAX_FILE_BYTES, FolderSource
+from pipelines.ingest.sources.base import Capture
+from pipelines.ingest.sources.folder import MAX_FILE_BYTES, FolderSource
 
 
 class PageSourceResource(dg.ConfigurableResource, abc.ABC):
@@ -31,7 +31,7 @@ class CapturesFolderResource(PageSourceResource):
     """A folder of captured pages. Default: ``$SCHOLARHOUSE_CAPTURES`` or the bundled samples.
 
     Every file in the folder is read into the partition being run (what is refused, and why:
-    ``pipelines/sources/folder.py``). ``max_file_bytes``: larger files are rejected ``oversize``.
+    ``pipelines/ingest/sources/folder.py``). ``max_file_bytes``: larger files are rejected ``oversize``.
     """
 
     path: Optional[str] = None

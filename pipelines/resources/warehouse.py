@@ -5,7 +5,7 @@ so the long-lived code server never holds the file lock.
 
 As a run starts, the resource also clears what dead runs left in the instance (a killed run's
 claimed ``warehouse`` pool slot would block every later run) and, in an in-process run, keeps a
-guard beside the run while its steps wait for the pool: ``pipelines/runs.py``.
+guard beside the run while its steps wait for the pool: ``pipelines/orchestration/runs.py``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import dagster as dg
 import duckdb
 from pydantic import PrivateAttr
 
-from pipelines import runs, warehouse
-from pipelines.resolution.runtime import MatchOptions
+from pipelines import warehouse
+from pipelines.orchestration import runs
+from pipelines.core.resolution.runtime import MatchOptions
 from pipelines.settings import Settings
 
 
@@ -59,7 +60,7 @@ class WarehouseResource(dg.ConfigurableResource):
         return self.pool_wait_timeout_s if self.pool_wait_timeout_s is not None else self.settings().pool_wait_timeout_s
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        # The job's executor does the same before any step (pipelines/runs.py, GuardedExecutor); this is
+        # The job's executor does the same before any step (pipelines/orchestration/runs.py, GuardedExecutor); this is
         # for runs that bypass it (execute_in_process, dg.materialize: `make demo`, the UI's asset
         # materialisations), which set up their resources in the process that runs the steps.
         instance, run = context.instance, context.dagster_run

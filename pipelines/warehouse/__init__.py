@@ -117,7 +117,7 @@ def _without_views(statement: str) -> str:
 # (moved together, in DDL order), the statements to run once on a warehouse of an older release; the
 # old tables are dropped after. A group's member the old warehouse lacks is created empty first.
 def _move_staging() -> tuple[str, ...]:
-    from pipelines import landing  # the nightly statement that accounts for every fetch (landing imports this module)
+    from pipelines.staging import build as landing  # the nightly statement that accounts for every fetch (landing imports this module)
 
     return (
         # the nights staged, each with the parser it was staged with

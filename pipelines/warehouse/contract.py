@@ -1,8 +1,8 @@
 """The warehouse's tables, one list: every table ``sql/schema/*.sql`` creates, in DDL order, read
-through the catalog (``pipelines/catalog.py``). The asset modules, the exports and the core build
+through the catalog (``pipelines/warehouse/catalog.py``). The asset modules, the exports and the core build
 ask here instead of keeping lists of their own, so a table added to the DDL is one edit, and a list
 that disagrees with the DDL cannot exist. The Polars schemas of the frames written to a table come
-from here too (``polars_schema``), so a column's type is declared once, in the DDL. ``tests/test_warehouse_contract.py`` checks the users.
+from here too (``polars_schema``), so a column's type is declared once, in the DDL. ``tests/warehouse/test_warehouse_contract.py`` checks the users.
 
 Plain Python, no Dagster imports; reads the DDL files only, never the warehouse.
 """
@@ -13,7 +13,7 @@ import functools
 
 import polars as pl
 
-from pipelines import catalog
+from pipelines.warehouse import catalog
 
 # Append-only bookkeeping of the core step (stable ids): written with the core tables, but neither
 # assets of their own (the core.papers / core.authors suites guard them) nor exported.
@@ -27,7 +27,7 @@ FILLED_BY_SQL = ("core.paper_listings",)
 # neither assets of their own nor exported.
 BEHIND_VIEWS = ("raw.page_bodies", "raw.fetches", "staging.night_fetches", "staging.parsed_profiles",
                 "staging.parsed_listings", "staging.parsed_rejects", "staging.parsed_issues")
-# Cache tables the marts step writes (the novelty epochs: pipelines/scoring/epoch.py), not the core build.
+# Cache tables the marts step writes (the novelty epochs: pipelines/marts/scoring/epoch.py), not the core build.
 WRITTEN_BY_MARTS = ("cache.novelty_epochs", "cache.novelty_terms", "cache.novelty_bigrams", "cache.novelty_tokens")
 
 

@@ -1,5 +1,5 @@
 -- What arXiv's records say about each arXiv id up to the window's end $until (the core step's
--- identifier evidence, pipelines/identifiers.py): every version seen, the journal DOI of the newest
+-- identifier evidence, pipelines/core/identifiers.py): every version seen, the journal DOI of the newest
 -- record, and the nights arXiv answered. Only accepted records are in enrichment.arxiv_works.
 SELECT
     arxiv_id,

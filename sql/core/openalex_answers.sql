@@ -1,6 +1,6 @@
 -- Every OpenAlex work answered for a lookup up to the window's end $until, one row per work and
 -- lookup (by arXiv DOI: arxiv_id; by title: title_key), with the nights it was the answer
--- (pipelines/identifiers.py links them to listings and finds the works OpenAlex replaced).
+-- (pipelines/core/identifiers.py links them to listings and finds the works OpenAlex replaced).
 -- Fields that can change between nights are the newest night's.
 SELECT
     openalex_id,

@@ -1,6 +1,6 @@
 -- The identifiers the pages show, over every staged night up to the window's end $until: per listing
 -- key, each arXiv id / version and paper link seen, with the first and last night it was shown
--- (pipelines/identifiers.py: versions are kept; a site id a listing no longer shows is redirected
+-- (pipelines/core/identifiers.py: versions are kept; a site id a listing no longer shows is redirected
 -- to the one it shows now). Narrow columns of the rows that carry something.
 SELECT
     listing_key,

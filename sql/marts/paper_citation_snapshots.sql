@@ -1,9 +1,9 @@
--- paper_citation_snapshots (a temporary view, defined by pipelines/marts.py before the marts that
+-- paper_citation_snapshots (a temporary view, defined by pipelines/marts/build.py before the marts that
 -- read it): per paper and night, the citation count OpenAlex gave for the paper's work, with the
 -- yearly series (counts_by_year) of that record.
 -- A work reaches a paper only through the crosswalk (core.paper_identifiers, scheme 'openalex'):
 -- found by the paper's arXiv DOI, or by a title hit the paper's own listings agree with
--- (pipelines/identifiers.py). A work id OpenAlex has since replaced follows its redirect to the
+-- (pipelines/core/identifiers.py). A work id OpenAlex has since replaced follows its redirect to the
 -- current one, so the history of the old id stays the paper's. Two works of one paper on one night
 -- (a preprint and its published version): the larger count.
 SELECT

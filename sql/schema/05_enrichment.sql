@@ -86,7 +86,7 @@ CREATE TABLE IF NOT EXISTS enrichment.author_lists (
 );
 
 -- Lookups that gave nothing usable, one row per lookup and query and night (grain: partition_date ×
--- lookup × asked), with the reason (pipelines/sources/answers.py): an answer about something else
+-- lookup × asked), with the reason (pipelines/ingest/sources/answers.py): an answer about something else
 -- (id_mismatch, version_mismatch, title_mismatch, year_mismatch, authors_mismatch, name_mismatch,
 -- implausible_value), an answer that cannot be used (error_answer, invalid_body, wrong_content_type,
 -- unexpected_shape, empty_answer, oversize) or none (not_found, unavailable, refused, rate_limited,

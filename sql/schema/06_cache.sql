@@ -3,7 +3,7 @@
 -- night (ensure_schema recreates it empty).
 CREATE SCHEMA IF NOT EXISTS cache;
 
--- The paper matcher's title diffs (pipelines/resolution/papers.py TitleDiffCache). A diff is a pure
+-- The paper matcher's title diffs (pipelines/core/resolution/papers.py TitleDiffCache). A diff is a pure
 -- function of the two title keys, so it holds on every later night until the diff's code changes
 -- (version: a fingerprint of that code). Grain: ordered pair of title keys. Rewritten by the core
 -- step with the diffs that run used, so it follows the corpus, not its history (an incremental
@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS cache.title_diffs (
     version     VARCHAR NOT NULL    -- titles.py's fingerprint when the diff was computed
 );
 
--- The author matcher's last resolution (pipelines/resolution/incremental.py): per collapsed
+-- The author matcher's last resolution (pipelines/core/resolution/incremental.py): per collapsed
 -- mention, a digest of what the matcher saw, the cluster it landed in and the name labels it was
 -- compared on. The next night re-resolves only the people a change can reach and keeps the rest.
 -- Grain: mention_id. Rewritten by the core step every night.
@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS cache.author_matches (
     version     VARCHAR NOT NULL    -- incremental.author_matcher_version() when it was resolved
 );
 
--- The author matcher's evidence weights (pipelines/resolution/author_linkage.py, model_rows): the
+-- The author matcher's evidence weights (pipelines/core/resolution/author_linkage.py, model_rows): the
 -- Fellegi-Sunter m/u per comparison level and the match share ("m", "u", "prior"), the count of
 -- mentions they were fitted on ("mentions"), and the term-frequency tables — estimated people per
 -- name ("people"), mentions per affiliation ("affiliation"), mentions per title word ("title").
@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS cache.author_match_review (
     right_cluster    VARCHAR NOT NULL
 );
 
--- The paper matcher's last resolution (pipelines/resolution/incremental_papers.py): per record (a
+-- The paper matcher's last resolution (pipelines/core/resolution/incremental_papers.py): per record (a
 -- listing key), a digest of what the matcher read and the paper it landed in. The next night
 -- re-resolves only the papers a change can reach and keeps the rest. Grain: record_id. Rewritten
 -- by the core step every night.
@@ -82,14 +82,14 @@ CREATE TABLE IF NOT EXISTS cache.paper_match_review (
     right_cluster    VARCHAR NOT NULL
 );
 
--- Novelty epochs (pipelines/scoring/epoch.py, docs/scoring.md "Epochs"): the vocabulary and IDF the
+-- Novelty epochs (pipelines/marts/scoring/epoch.py, docs/scoring.md "Epochs"): the vocabulary and IDF the
 -- novelty scorer fits on the corpus once per epoch; every marts.paper_scores row names its epoch
 -- (epoch_id) and scorer version (method_version). A night scores only the papers without a score under
 -- the current epoch and keeps the rest. Grain: (epoch_id, method_version); one row per epoch ever fitted
 -- (the history of epochs; the model tables below hold the current epoch only).
 CREATE TABLE IF NOT EXISTS cache.novelty_epochs (
     epoch_id        VARCHAR NOT NULL,   -- the night that fitted it (YYYY-MM-DD)
-    method_version  VARCHAR NOT NULL,   -- pipelines.scoring.METHOD_VERSION
+    method_version  VARCHAR NOT NULL,   -- pipelines.marts.scoring.METHOD_VERSION
     fitted_on       DATE NOT NULL,      -- the partition date of that night
     papers          INTEGER NOT NULL,   -- N of the IDF: the papers it was fitted on
     terms           INTEGER NOT NULL,   -- stems in its vocabulary when fitted

@@ -1,0 +1,628 @@
+"""OpenAlex API client: citation counts over time, authorships with ORCIDs, author metrics.
+
+Lookups (each returns ``None`` for "not found" — a 404 is an answer, not an error):
+
+- ``work_by_doi(doi)`` — ``/works/doi:<doi>``; ``work_by_arxiv_id(id)`` uses arXiv's DOI
+  ``10.48550/arXiv.<id>``, which is how OpenAlex knows preprints.
+- ``search_work_by_title(title, year)`` — ``/works?filter=title.search:<words>``, then a hit only if
+  ``textnorm.match_key`` of the titles is equal and the years agree (± ``year_tolerance``: a
+  preprint and its journal version often straddle a new year).
+- ``author_by_orcid(orcid)`` — ``/authors/orcid:<id>``.
+- ``iter_works(filter=..., search=...)`` / ``iter_authors`` / ``iter_list`` — cursor paging
+  (``cursor=*``, then ``meta.next_cursor`` until it is null), ``per-page`` ≤ 200.
+
+Politeness and budget: every request carries ``mailto`` (the polite pool); requests go through the
+shared ``PoliteHttp`` (paced per host, back-off on 429/5xx). A daily request budget is counted per
+UTC day in the cache (so it holds across processes and re-runs); when it is spent the client raises
+``OpenAlexBudgetExhausted`` *before* sending anything — callers stop cleanly and report what was
+done. An HTTP 429 that survives the retries means OpenAlex's own daily limit: same exception.
+
+Responses are cached by request URL (without ``mailto``/``api_key``) for ``cache_ttl_s``
+(default 20 h: a nightly run refreshes citation counts, a re-run the same night does not refetch);
+404s are cached too. Cached answers cost no budget.
+
+Answers that cannot be used raise ``OpenAlexBadAnswer`` (an ``OpenAlexError``) with a reason code
+from ``sources/answers.py`` and are never cached: a body over ``max_body_bytes`` (``oversize``),
+a 200 that is not JSON (an HTML page: ``wrong_content_type``), JSON that does not parse
+(``invalid_body``), an error object served with 200 (``error_answer``), or the wrong shape for
+the endpoint (``unexpected_shape``; ``empty_answer`` for an empty object or result list where a
+record was asked for). Whether a readable record is *the one asked for* is checked by the caller
+(``answers.check_openalex_work`` / ``check_openalex_author``): ``work_by_arxiv_id`` no longer
+stamps the asked arXiv id on a work that does not carry it.
+
+Parsing: ids are shortened (``W2741809807``, ``A5023888391``), DOIs and ORCIDs made bare
+(``10.7717/peerj.4375``, ``0000-0002-9344-7439``), abstracts rebuilt from
+``abstract_inverted_index``. List responses cut authorships at 100 (``is_authors_truncated``).
+No Dagster imports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any, Iterable, Iterator, Mapping
+from urllib.parse import quote, urlencode, urlsplit
+
+import polars as pl
+
+from pipelines.ingest.sources import answers
+from pipelines.ingest.sources.arxiv import parse_arxiv_id
+from pipelines.ingest.sources.cache import SourceCache
+from pipelines.ingest.sources.http import OVERSIZE, PoliteHttp, validate_contact
+from pipelines.textnorm import match_key
+
+DEFAULT_BASE_URL = "https://api.openalex.org"
+MAX_PER_PAGE = 200
+_ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$", re.IGNORECASE)
+_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
+
+
+class OpenAlexError(RuntimeError):
+    """OpenAlex refused the request (400/403...): a bug in the query, not a transient problem."""
+
+
+class OpenAlexBadAnswer(OpenAlexError, answers.BadAnswer):
+    """An answer that cannot be used (``reason``: an ``answers`` code); see the module docstring."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class OpenAlexUnavailable(RuntimeError):
+    """No answer (timeouts, 5xx after retries)."""
+
+
+class OpenAlexBudgetExhausted(RuntimeError):
+    """Today's request budget is spent (ours, or OpenAlex's own limit: HTTP 429)."""
+
+    def __init__(self, message: str, used: int, budget: int) -> None:
+        super().__init__(message)
+        self.used, self.budget = used, budget
+
+
+# ------------------------------------------------------------------------------------ records
+
+@dataclass(frozen=True)
+class Authorship:
+    position: int                      # 1-based order in the author list
+    author_position: str | None        # OpenAlex's 'first' | 'middle' | 'last'
+    display_name: str | None
+    raw_author_name: str | None
+    openalex_author_id: str | None
+    orcid: str | None
+    institutions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OpenAlexWork:
+    openalex_id: str
+    doi: str | None
+    arxiv_id: str | None
+    title: str | None
+    abstract: str | None
+    publication_year: int | None
+    publication_date: date | None
+    type: str | None
+    cited_by_count: int | None
+    counts_by_year: tuple[tuple[int, int], ...]       # (year, cited_by_count), ascending
+    authorships: tuple[Authorship, ...]
+    is_authors_truncated: bool
+    fetched_at: datetime | None = None
+    matched_by: str | None = None      # 'doi' | 'arxiv_doi' | 'title' | 'openalex_id' | 'list'
+
+
+@dataclass(frozen=True)
+class OpenAlexAuthor:
+    openalex_id: str
+    orcid: str | None
+    display_name: str | None
+    display_name_alternatives: tuple[str, ...]
+    works_count: int | None
+    cited_by_count: int | None
+    h_index: int | None
+    i10_index: int | None
+    counts_by_year: tuple[tuple[int, int, int], ...]  # (year, works_count, cited_by_count), ascending
+    fetched_at: datetime | None = None
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+def short_id(value: str | None) -> str | None:
+    """``https://openalex.org/W123`` -> ``W123``."""
+    if not value:
+        return None
+    return value.rstrip("/").rsplit("/", 1)[-1]
+
+
+def normalize_doi(value: str | None) -> str | None:
+    """Bare lower-case DOI (``10.x/y``) from a DOI, ``doi:`` or ``https://doi.org/`` form; None if not a DOI."""
+    if not value:
+        return None
+    doi = _DOI_PREFIX.sub("", value.strip()).strip().lower()
+    return doi if doi.startswith("10.") and "/" in doi else None
+
+
+def normalize_orcid(value: str | None) -> str | None:
+    """Bare ORCID (``0000-0002-9344-7439``) from any usual form; None if not one."""
+    if not value:
+        return None
+    m = _ORCID.search(value.strip().rstrip("/"))
+    return m.group(1).upper() if m else None
+
+
+def rebuild_abstract(inverted_index: Mapping[str, Iterable[int]] | None) -> str | None:
+    """Words placed back at their positions (OpenAlex ships abstracts as an inverted index)."""
+    if not inverted_index:
+        return None
+    placed: list[tuple[int, str]] = []
+    for word, positions in inverted_index.items():
+        for pos in positions or ():
+            try:
+                placed.append((int(pos), word))
+            except (TypeError, ValueError):
+                continue
+    if not placed:
+        return None
+    placed.sort()
+    return " ".join(word for _, word in placed)
+
+
+def _int(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _date(value: Any) -> date | None:
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
+
+
+def _work_arxiv_id(data: Mapping[str, Any], doi: str | None) -> str | None:
+    candidates: list[str | None] = []
+    if doi and doi.startswith("10.48550/arxiv."):
+        candidates.append(doi)
+    ids = data.get("ids") or {}
+    candidates.append(ids.get("arxiv") if isinstance(ids, dict) else None)
+    for loc_key in ("primary_location", "best_oa_location"):
+        loc = data.get(loc_key) or {}
+        if isinstance(loc, dict):
+            candidates += [loc.get("landing_page_url"), loc.get("pdf_url")]
+    for loc in data.get("locations") or []:
+        if isinstance(loc, dict):
+            candidates += [loc.get("landing_page_url"), loc.get("pdf_url")]
+    for cand in candidates:
+        if cand and ("arxiv" in cand.lower()):
+            parsed = parse_arxiv_id(cand)
+            if parsed:
+                return parsed[0]
+    return None
+
+
+def parse_work(data: Mapping[str, Any], *, fetched_at: datetime | None = None, matched_by: str | None = None) -> OpenAlexWork:
+    doi = normalize_doi(data.get("doi"))
+    authorships = []
+    for i, a in enumerate(data.get("authorships") or [], start=1):
+        author = a.get("author") or {}
+        authorships.append(
+            Authorship(
+                position=i,
+                author_position=a.get("author_position"),
+                display_name=author.get("display_name"),
+                raw_author_name=a.get("raw_author_name"),
+                openalex_author_id=short_id(author.get("id")),
+                orcid=normalize_orcid(author.get("orcid")),
+                institutions=tuple(
+                    inst.get("display_name") for inst in (a.get("institutions") or [])
+                    if isinstance(inst, dict) and inst.get("display_name")
+                ),
+            )
+        )
+    counts = sorted(
+        (y, _int(c.get("cited_by_count")) or 0)
+        for c in data.get("counts_by_year") or []
+        if (y := _int(c.get("year"))) is not None
+    )
+    return OpenAlexWork(
+        openalex_id=short_id(data.get("id")) or "",
+        doi=doi,
+        arxiv_id=_work_arxiv_id(data, doi),
+        title=data.get("title") or data.get("display_name"),
+        abstract=rebuild_abstract(data.get("abstract_inverted_index")),
+        publication_year=_int(data.get("publication_year")),
+        publication_date=_date(data.get("publication_date")),
+        type=data.get("type"),
+        cited_by_count=_int(data.get("cited_by_count")),
+        counts_by_year=tuple(counts),
+        authorships=tuple(authorships),
+        is_authors_truncated=bool(data.get("is_authors_truncated", False)),
+        fetched_at=fetched_at,
+        matched_by=matched_by,
+    )
+
+
+def parse_author(data: Mapping[str, Any], *, fetched_at: datetime | None = None) -> OpenAlexAuthor:
+    stats = data.get("summary_stats") or {}
+    counts = sorted(
+        (y, _int(c.get("works_count")) or 0, _int(c.get("cited_by_count")) or 0)
+        for c in data.get("counts_by_year") or []
+        if (y := _int(c.get("year"))) is not None
+    )
+    orcid = data.get("orcid") or (data.get("ids") or {}).get("orcid")
+    return OpenAlexAuthor(
+        openalex_id=short_id(data.get("id")) or "",
+        orcid=normalize_orcid(orcid),
+        display_name=data.get("display_name"),
+        display_name_alternatives=tuple(data.get("display_name_alternatives") or ()),
+        works_count=_int(data.get("works_count")),
+        cited_by_count=_int(data.get("cited_by_count")),
+        h_index=_int(stats.get("h_index")),
+        i10_index=_int(stats.get("i10_index")),
+        counts_by_year=tuple(counts),
+        fetched_at=fetched_at,
+    )
+
+
+# ------------------------------------------------------------------------------------ client
+
+@dataclass
+class _Answer:
+    status: int
+    data: Any
+    fetched_at: datetime
+
+
+class OpenAlexClient:
+    """Polite, budgeted OpenAlex client; see the module docstring."""
+
+    API = "openalex"
+
+    def __init__(
+        self,
+        http: PoliteHttp,
+        cache: SourceCache | None,
+        mailto: str | None,
+        daily_budget: int = 50_000,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        min_interval_s: float = 0.15,
+        cache_ttl_s: float | None = 20 * 3600.0,
+        max_body_bytes: int = 64_000_000,
+    ) -> None:
+        self.http = http
+        self.cache = cache
+        self.mailto = validate_contact(mailto)
+        self.daily_budget = int(daily_budget)
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.cache_ttl_s = cache_ttl_s
+        self.max_body_bytes = max_body_bytes
+        self.requests_made = 0
+        self.cache_hits = 0
+        self._memory_budget: dict[date, int] = {}
+        http.set_api_interval(urlsplit(self.base_url).netloc.lower(), min_interval_s)
+
+    # -- budget
+    def _today(self) -> date:
+        return self.http.clock.now().date()
+
+    def budget_used(self) -> int:
+        if self.cache is not None:
+            return self.cache.budget_used(self.API, self._today())
+        return self._memory_budget.get(self._today(), 0)
+
+    def budget_remaining(self) -> int:
+        return max(0, self.daily_budget - self.budget_used())
+
+    def _spend(self, n: int) -> None:
+        if n <= 0:
+            return
+        if self.cache is not None:
+            self.cache.consume_budget(self.API, self._today(), n)
+        else:
+            day = self._today()
+            self._memory_budget[day] = self._memory_budget.get(day, 0) + n
+
+    # -- transport
+    def _get(self, path: str, params: Mapping[str, Any] | None = None, *, expect: str = "record") -> _Answer:
+        """GET ``path`` (already quoted) with ``params``; 200 and 404 come back, anything else raises.
+
+        ``expect``: ``'record'`` (one entity, with an ``id``) or ``'list'`` (``results``): a 200 of
+        another shape raises ``OpenAlexBadAnswer`` and is not cached.
+        """
+        public = sorted((k, str(v)) for k, v in (params or {}).items() if v is not None)
+        key = f"{self.API}:{path}" + (f"?{urlencode(public)}" if public else "")
+        if self.cache is not None:
+            cached = self.cache.get_api_response(key, max_age_s=self.cache_ttl_s, now=self.http.clock.now())
+            if cached is not None:
+                self.cache_hits += 1
+                data = _answer_data(cached.body, None, expect, key) if cached.status == 200 else None
+                return _Answer(cached.status, data, cached.fetched_at)
+        used = self.budget_used()
+        if used >= self.daily_budget:
+            raise OpenAlexBudgetExhausted(
+                f"OpenAlex daily budget spent ({used}/{self.daily_budget} requests today); stopping", used, self.daily_budget
+            )
+        query = public + [("mailto", self.mailto)] + ([("api_key", self.api_key)] if self.api_key else [])
+        url = f"{self.base_url}{path}?{urlencode(query)}"
+        res = self.http.fetch(url, check_robots=False, max_bytes=self.max_body_bytes, headers={"Accept": "application/json"})
+        self.requests_made += max(1, res.attempts)
+        self._spend(max(1, res.attempts))
+        fetched_at = self.http.clock.now()
+        shown = url.replace(self.api_key, "***") if self.api_key else url
+        if res.status == 404:
+            if self.cache is not None:
+                self.cache.put_api_response(key, shown, 404, b"", fetched_at)
+            return _Answer(404, None, fetched_at)
+        if res.status == 429:
+            used = self.budget_used()
+            raise OpenAlexBudgetExhausted(
+                f"OpenAlex answered HTTP 429 after retries ({res.error_detail}); stopping for today", used, self.daily_budget
+            )
+        if res.status is not None and 400 <= res.status < 500:
+            raise OpenAlexError(f"OpenAlex refused {shown}: HTTP {res.status} {_error_message(res.body)}")
+        if res.error == OVERSIZE:
+            raise OpenAlexBadAnswer(answers.OVERSIZE, f"OpenAlex answer larger than {self.max_body_bytes} bytes, "
+                                                      f"abandoned ({shown})")
+        if not res.ok or res.status != 200:
+            raise OpenAlexUnavailable(f"OpenAlex request failed: {res.error_detail or res.error or res.status} ({shown})")
+        data = _answer_data(res.body, res.header("content-type"), expect, shown)
+        if self.cache is not None:
+            self.cache.put_api_response(key, shown, 200, res.body, fetched_at)
+        return _Answer(200, data, fetched_at)
+
+    # -- single records
+    def work_by_doi(self, doi: str, *, matched_by: str = "doi") -> OpenAlexWork | None:
+        bare = normalize_doi(doi)
+        if bare is None:
+            raise ValueError(f"not a DOI: {doi!r}")
+        answer = self._get(f"/works/doi:{quote(bare, safe='/')}")
+        if answer.status == 404:
+            return None
+        return parse_work(answer.data, fetched_at=answer.fetched_at, matched_by=matched_by)
+
+    def work_by_arxiv_id(self, arxiv_id: str) -> OpenAlexWork | None:
+        parsed = parse_arxiv_id(arxiv_id)
+        if parsed is None:
+            raise ValueError(f"not an arXiv id: {arxiv_id!r}")
+        # The work as OpenAlex gives it: whether it is the asked paper (its DOI, or an arXiv
+        # location) is the caller's check, so nothing here stamps the asked id on it.
+        return self.work_by_doi(f"10.48550/arXiv.{parsed[0]}", matched_by="arxiv_doi")
+
+    def work_by_id(self, openalex_id: str) -> OpenAlexWork | None:
+        answer = self._get(f"/works/{quote(short_id(openalex_id) or '', safe='')}")
+        if answer.status == 404:
+            return None
+        return parse_work(answer.data, fetched_at=answer.fetched_at, matched_by="openalex_id")
+
+    def author_by_orcid(self, orcid: str) -> OpenAlexAuthor | None:
+        bare = normalize_orcid(orcid)
+        if bare is None:
+            raise ValueError(f"not an ORCID: {orcid!r}")
+        answer = self._get(f"/authors/orcid:{bare}")
+        if answer.status == 404:
+            return None
+        return parse_author(answer.data, fetched_at=answer.fetched_at)
+
+    def author_by_id(self, openalex_id: str) -> OpenAlexAuthor | None:
+        answer = self._get(f"/authors/{quote(short_id(openalex_id) or '', safe='')}")
+        if answer.status == 404:
+            return None
+        return parse_author(answer.data, fetched_at=answer.fetched_at)
+
+    def search_work_by_title(self, title: str, year: int | None = None, *, year_tolerance: int = 1,
+                             per_page: int = 25) -> OpenAlexWork | None:
+        """The work with this exact title (by ``match_key``) and a compatible year, else None.
+
+        Several confirmed hits: the one whose year is closest, then the most cited, then the lowest id.
+        """
+        key = match_key(title)
+        if not key:
+            return None
+        # match_key leaves only [0-9a-z ] — nothing that could break the filter syntax (',', '|', ':').
+        answer = self._get("/works", {"filter": f"title.search:{key}", "per-page": min(per_page, MAX_PER_PAGE)},
+                           expect="list")
+        if answer.status == 404:
+            return None
+        hits = []
+        for item in answer.data.get("results") or []:
+            work = parse_work(item, fetched_at=answer.fetched_at, matched_by="title")
+            if match_key(work.title) != key:
+                continue
+            if year is not None and work.publication_year is not None and abs(work.publication_year - year) > year_tolerance:
+                continue
+            hits.append(work)
+        if not hits:
+            return None
+
+        def rank(w: OpenAlexWork):
+            distance = abs(w.publication_year - year) if (year is not None and w.publication_year is not None) else 99
+            return (distance, -(w.cited_by_count or 0), w.openalex_id)
+
+        return min(hits, key=rank)
+
+    # -- lists
+    def iter_list(self, entity: str, params: Mapping[str, Any] | None = None, *, per_page: int = MAX_PER_PAGE,
+                  max_pages: int | None = None) -> Iterator[tuple[dict, datetime]]:
+        """Every result of a list endpoint, by cursor paging: ``(result, fetched_at)`` pairs."""
+        if not 1 <= per_page <= MAX_PER_PAGE:
+            raise ValueError(f"per_page must be 1..{MAX_PER_PAGE}")
+        cursor: str | None = "*"
+        pages = 0
+        while cursor:
+            answer = self._get(f"/{entity}", {**(params or {}), "per-page": per_page, "cursor": cursor}, expect="list")
+            pages += 1
+            if answer.status == 404:
+                return
+            results = answer.data.get("results") or []
+            for item in results:
+                yield item, answer.fetched_at
+            cursor = (answer.data.get("meta") or {}).get("next_cursor")
+            if not results or (max_pages is not None and pages >= max_pages):
+                return
+
+    def iter_works(self, *, filter: str | None = None, search: str | None = None, per_page: int = MAX_PER_PAGE,
+                   max_pages: int | None = None) -> Iterator[OpenAlexWork]:
+        params = {"filter": filter, "search": search}
+        for item, fetched_at in self.iter_list("works", params, per_page=per_page, max_pages=max_pages):
+            yield parse_work(item, fetched_at=fetched_at, matched_by="list")
+
+    def iter_authors(self, *, filter: str | None = None, search: str | None = None, per_page: int = MAX_PER_PAGE,
+                     max_pages: int | None = None) -> Iterator[OpenAlexAuthor]:
+        params = {"filter": filter, "search": search}
+        for item, fetched_at in self.iter_list("authors", params, per_page=per_page, max_pages=max_pages):
+            yield parse_author(item, fetched_at=fetched_at)
+
+
+def _snippet(body: bytes, n: int = 80) -> str:
+    return repr(" ".join(body[:n * 2].decode("utf-8", errors="replace").split())[:n])
+
+
+def _answer_data(body: bytes, content_type: str | None, expect: str, shown: str) -> Any:
+    """The parsed JSON of a 200, or ``OpenAlexBadAnswer`` (see ``OpenAlexClient._get``)."""
+    ctype = (content_type or "").split(";")[0].strip().lower()
+    if ctype and "json" not in ctype:
+        raise OpenAlexBadAnswer(answers.WRONG_CONTENT_TYPE,
+                                f"OpenAlex answered {ctype}, not JSON: {_snippet(body)} ({shown})")
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise OpenAlexBadAnswer(answers.INVALID_BODY, f"OpenAlex answer is not valid JSON ({exc}): "
+                                                      f"{len(body)} bytes, ends {body[-40:]!r} ({shown})") from exc
+    if isinstance(data, dict) and data.get("error") and not data.get("id") and "results" not in data:
+        raise OpenAlexBadAnswer(answers.ERROR_ANSWER, f"OpenAlex answered HTTP 200 with an error: "
+                                                      f"{_error_message(body)[:200]} ({shown})")
+    if expect == "list":
+        if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+            raise OpenAlexBadAnswer(answers.UNEXPECTED_SHAPE, f"OpenAlex answered {_shape(data)} where a result "
+                                                              f"list was expected ({shown})")
+        if any(not isinstance(item, dict) for item in data["results"]):
+            raise OpenAlexBadAnswer(answers.UNEXPECTED_SHAPE, f"OpenAlex result list holds non-records ({shown})")
+        return data
+    if isinstance(data, dict) and isinstance(data.get("id"), str) and data["id"].strip():
+        return data
+    if not data or (isinstance(data, dict) and data.get("results") == []):
+        raise OpenAlexBadAnswer(answers.EMPTY_ANSWER, f"OpenAlex answered {_shape(data)} where a record was expected ({shown})")
+    raise OpenAlexBadAnswer(answers.UNEXPECTED_SHAPE, f"OpenAlex answered {_shape(data)} where a record was expected ({shown})")
+
+
+def _shape(data: Any) -> str:
+    if isinstance(data, dict):
+        if isinstance(data.get("results"), list):
+            return f"a result list of {len(data['results'])}"
+        keys = ", ".join(sorted(map(str, data))[:5])
+        return f"an object without an id (keys: {keys or 'none'})"
+    return f"a JSON {type(data).__name__}"
+
+
+def _error_message(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+        if isinstance(data, dict):
+            return " - ".join(str(data[k]) for k in ("error", "message") if data.get(k))
+    except ValueError:
+        pass
+    return body[:200].decode("utf-8", errors="replace")
+
+
+# ------------------------------------------------------------------------------------ frames
+
+_COUNTS_WORK = pl.Struct({"year": pl.Int32, "cited_by_count": pl.Int64})
+_COUNTS_AUTHOR = pl.Struct({"year": pl.Int32, "works_count": pl.Int64, "cited_by_count": pl.Int64})
+_AUTHORSHIP = pl.Struct(
+    {
+        "position": pl.Int32,
+        "display_name": pl.Utf8,
+        "raw_author_name": pl.Utf8,
+        "openalex_author_id": pl.Utf8,
+        "orcid": pl.Utf8,
+    }
+)
+WORKS_SCHEMA = {
+    "openalex_id": pl.Utf8,
+    "doi": pl.Utf8,
+    "arxiv_id": pl.Utf8,
+    "title": pl.Utf8,
+    "abstract": pl.Utf8,
+    "publication_year": pl.Int32,
+    "publication_date": pl.Date,
+    "cited_by_count": pl.Int64,
+    "counts_by_year": pl.List(_COUNTS_WORK),
+    "authorships": pl.List(_AUTHORSHIP),
+    "is_authors_truncated": pl.Boolean,
+    "fetched_at": pl.Datetime("us", "UTC"),
+    "matched_by": pl.Utf8,
+}
+AUTHORS_SCHEMA = {
+    "openalex_id": pl.Utf8,
+    "orcid": pl.Utf8,
+    "display_name": pl.Utf8,
+    "display_name_alternatives": pl.List(pl.Utf8),
+    "works_count": pl.Int64,
+    "cited_by_count": pl.Int64,
+    "h_index": pl.Int64,
+    "i10_index": pl.Int64,
+    "counts_by_year": pl.List(_COUNTS_AUTHOR),
+    "fetched_at": pl.Datetime("us", "UTC"),
+}
+
+
+def openalex_works_frame(works: Iterable[OpenAlexWork]) -> pl.DataFrame:
+    rows = [
+        {
+            "openalex_id": w.openalex_id,
+            "doi": w.doi,
+            "arxiv_id": w.arxiv_id,
+            "title": w.title,
+            "abstract": w.abstract,
+            "publication_year": w.publication_year,
+            "publication_date": w.publication_date,
+            "cited_by_count": w.cited_by_count,
+            "counts_by_year": [{"year": y, "cited_by_count": c} for y, c in w.counts_by_year],
+            "authorships": [
+                {
+                    "position": a.position,
+                    "display_name": a.display_name,
+                    "raw_author_name": a.raw_author_name,
+                    "openalex_author_id": a.openalex_author_id,
+                    "orcid": a.orcid,
+                }
+                for a in w.authorships
+            ],
+            "is_authors_truncated": w.is_authors_truncated,
+            "fetched_at": w.fetched_at,
+            "matched_by": w.matched_by,
+        }
+        for w in works
+    ]
+    return pl.DataFrame(rows, schema=WORKS_SCHEMA) if rows else pl.DataFrame(schema=WORKS_SCHEMA)
+
+
+def openalex_authors_frame(authors: Iterable[OpenAlexAuthor]) -> pl.DataFrame:
+    rows = [
+        {
+            "openalex_id": a.openalex_id,
+            "orcid": a.orcid,
+            "display_name": a.display_name,
+            "display_name_alternatives": list(a.display_name_alternatives),
+            "works_count": a.works_count,
+            "cited_by_count": a.cited_by_count,
+            "h_index": a.h_index,
+            "i10_index": a.i10_index,
+            "counts_by_year": [{"year": y, "works_count": w, "cited_by_count": c} for y, w, c in a.counts_by_year],
+            "fetched_at": a.fetched_at,
+        }
+        for a in authors
+    ]
+    return pl.DataFrame(rows, schema=AUTHORS_SCHEMA) if rows else pl.DataFrame(schema=AUTHORS_SCHEMA)

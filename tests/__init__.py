@@ -1,0 +1,1 @@
+"""Every test (``make test``); ``tests/<package>/`` mirrors ``pipelines/<package>/``."""
