@@ -31,6 +31,7 @@ import math
 import random
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
+from typing import NamedTuple
 
 import numpy as np
 
@@ -362,20 +363,96 @@ def draw_slots(rng: np.random.Generator, fields: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # the world
 # ---------------------------------------------------------------------------------------------
+class _People(NamedTuple):
+    """Communities and people: who is in which community, who holds a profile, how active each is."""
+    n_people: int
+    n_holders: int
+    sizes: np.ndarray          # people per community
+    comm_field: np.ndarray     # field index per community
+    comm_start: np.ndarray     # first person of each community
+    person_comm: np.ndarray
+    person_culture: np.ndarray
+    holders: np.ndarray        # people with a profile, sorted
+    has_profile: np.ndarray
+    activity: np.ndarray
+
+
+class _Papers(NamedTuple):
+    """Authorship rows (sorted by paper) and the near-twins appended after the ``n_p1`` originals."""
+    a_paper: np.ndarray
+    a_person: np.ndarray
+    paper_comm: np.ndarray
+    ptr: np.ndarray            # CSR pointer of the authorship rows per paper
+    twin_of: np.ndarray        # -1, or the paper a twin was derived from
+    twin_src: np.ndarray
+    n_p1: int
+
+
 def build_world(params: CorpusParams) -> World:
     if params.profiles < 1:
         raise ValueError("profiles must be >= 1")
     rng = np.random.default_rng([params.seed, 0x5EED])
     capture_date = params.captured_at.astimezone(timezone.utc).date()
     capture_day = (capture_date - EPOCH).days
-    n_pages_wanted = params.profiles
+    # every step draws from the one generator, in this order: the order is part of the corpus
+    people = _draw_people(rng, params.profiles)
+    papers = _draw_papers(rng, people)
+    n_papers = len(papers.paper_comm)
+    paper_field = people.comm_field[papers.paper_comm]
+    facts = _draw_paper_facts(rng, papers, paper_field, capture_date, capture_day)
+    month_key, num = _arxiv_numbers(facts["day"])
+    work_id = _affine_ids(n_papers, 9_999_991, 7_368_787, 1_234_567, 1_000_000)
+    slots = draw_slots(rng, paper_field)
+    numbers, number_style = draw_paper_numbers(rng, n_papers)
+    latex = rng.random(n_papers) < LATEX_TITLE_SHARE
+    page_person, page_site, page_dup = _draw_pages(rng, params.profiles, people, papers.a_person)
+    known_ptr, r_paper, listed = _draw_page_papers(rng, params.seed, people.n_people, papers,
+                                                   page_person, page_site, page_dup)
+    n_pages = len(page_person)
 
-    # --- sizing ---------------------------------------------------------------------------
+    # --- titles and abstracts (python: string work) ---------------------------------------
+    titles, methods, expansions = _titles(params, n_papers, paper_field, slots, papers.twin_of, papers.twin_src,
+                                          latex, r_paper[listed], month_key, num)
+    propose_bank, plan, plan_mask = _plan_abstracts(rng, methods, expansions, facts["code_in_abstract"])
+
+    # --- people's names; names shown, ids, urls, files ------------------------------------
+    names = _names(params, people.n_people, n_papers, papers.a_paper, papers.a_person, r_paper, people.holders,
+                   people.person_culture)
+    page_name, page_profile_id, page_url = _page_names_and_urls(params, names, page_person, page_site, page_dup)
+    page_html = rng.random(n_pages) < params.html_share
+    page_bad = _assign_bad_pages(rng, n_pages, params.bad_page_share)
+    width = max(3, len(str(n_pages - 1)))
+    page_file = [
+        f"{i:0{width}d}_{hashlib.sha256(url.encode()).hexdigest()[:16]}.{'html' if h else 'txt'}"
+        for i, (url, h) in enumerate(zip(page_url, page_html.tolist()))
+    ]
+
+    return World(
+        params=params, capture_day=capture_day, community_field=people.comm_field,
+        names=names, person_community=people.person_comm, person_activity=people.activity,
+        person_has_profile=people.has_profile,
+        paper_ptr=papers.ptr, paper_authors=papers.a_person.astype(np.int64), paper_field=paper_field,
+        paper_category=facts["cat"], paper_day=facts["day"], paper_version=facts["version"],
+        paper_bz_type=facts["bz_type"], paper_bz_venue=facts["bz_venue"], paper_bz_year=facts["bz_year"],
+        paper_has_code=facts["has_code"], paper_code_in_abstract=facts["code_in_abstract"],
+        paper_score=facts["score"], paper_citations=facts["citations"], paper_arxiv_month=month_key,
+        paper_arxiv_number=num, paper_work_id=work_id,
+        paper_twin_of=papers.twin_of, paper_title=titles, paper_method=methods, paper_expansion=expansions,
+        paper_slots=slots, paper_numbers=numbers, paper_number_style=number_style, paper_plan=plan,
+        paper_plan_mask=plan_mask, paper_propose_bank=propose_bank,
+        page_person=page_person, page_site=page_site, page_duplicate=page_dup, page_html=page_html,
+        page_bad=page_bad, page_known_ptr=known_ptr, page_known=r_paper, page_listed=listed,
+        page_name=page_name, page_profile_id=page_profile_id, page_url=page_url, page_file=page_file,
+    )
+
+
+def _draw_people(rng: np.random.Generator, n_pages_wanted: int) -> _People:
+    """Sizing, communities (a field and a dominant name culture each) and the profile holders:
+    concentrated in some communities (the followed research areas), more active than the rest."""
     pages_per_holder = 1 + BOTH_SITES_SHARE + DUPLICATE_PROFILE_SHARE * (BOTH_SITES_SHARE + BZPEER_ONLY_SHARE)
     n_holders = int(math.ceil(n_pages_wanted / pages_per_holder * 1.03)) + 2
     n_people = n_holders + int(math.ceil(NONPROFILE_PER_PROFILE * n_holders))
 
-    # --- communities ----------------------------------------------------------------------
     sizes = _community_sizes(rng, n_people)
     n_comm = len(sizes)
     field_keys = list(FIELD_WEIGHTS)
@@ -388,7 +465,6 @@ def build_world(params: CorpusParams) -> World:
     person_culture = np.where(rng.random(n_people) < 0.7, comm_culture[person_comm],
                               rng.choice(len(CULTURE_NAMES), n_people, p=cw / cw.sum()))
 
-    # --- profile holders: concentrated in some communities (the followed research areas) --
     followed = rng.beta(FOLLOWED_BETA[0], FOLLOWED_BETA[1], n_comm)
     keys = np.log(followed[person_comm] + 1e-9) + rng.gumbel(size=n_people)
     holders = np.sort(np.argpartition(-keys, n_holders - 1)[:n_holders])
@@ -397,13 +473,18 @@ def build_world(params: CorpusParams) -> World:
     activity = np.where(has_profile, rng.lognormal(np.log(HOLDER_ACTIVITY_MEDIAN), 0.85, n_people),
                         rng.lognormal(np.log(OTHER_ACTIVITY_MEDIAN), 0.9, n_people))
     activity = np.clip(activity, 1.0, 400.0)
+    return _People(n_people, n_holders, sizes, comm_field, comm_start, person_comm, person_culture, holders,
+                   has_profile, activity)
 
-    # --- papers ---------------------------------------------------------------------------
+
+def _draw_papers(rng: np.random.Generator, people: _People) -> _Papers:
+    """Who wrote what, then the near-twins: a different paper by (mostly) the same people, one
+    title word apart."""
     a_paper, a_person, paper_comm = _draw_authorship(
-        rng, activity, sizes, comm_start, person_comm, has_profile, n_people)
+        rng, people.activity, people.sizes, people.comm_start, people.person_comm, people.has_profile,
+        people.n_people)
     n_p1 = len(paper_comm)
 
-    # near-twins: a different paper by (mostly) the same people, one title word apart
     n_twins = int(round(TWIN_SHARE * n_p1))
     twin_src = np.sort(rng.choice(n_p1, n_twins, replace=False)) if n_twins else np.zeros(0, dtype=np.int64)
     ptr = np.concatenate(([0], np.cumsum(np.bincount(a_paper, minlength=n_p1))))
@@ -420,9 +501,15 @@ def build_world(params: CorpusParams) -> World:
     ptr = np.concatenate(([0], np.cumsum(np.bincount(a_paper, minlength=n_papers))))
     twin_of = np.full(n_papers, -1, dtype=np.int64)
     twin_of[n_p1:] = twin_src
+    return _Papers(a_paper, a_person, paper_comm, ptr, twin_of, twin_src, n_p1)
 
-    # --- paper attributes -----------------------------------------------------------------
-    paper_field = comm_field[paper_comm]
+
+def _draw_paper_facts(rng: np.random.Generator, papers: _Papers, paper_field: np.ndarray, capture_date: date,
+                      capture_day: int) -> dict[str, np.ndarray]:
+    """Per paper: category, day, versions, BZPEER type/venue/year, code, site score, citations (a
+    twin shares its source's category and lies within 200 days of it)."""
+    n_papers, n_p1, twin_src = len(papers.paper_comm), papers.n_p1, papers.twin_src
+    n_twins = len(twin_src)
     cat = np.zeros(n_papers, dtype=np.int16)
     ucat = rng.random(n_papers)
     for fi, f in enumerate(vocab.FIELDS):
@@ -459,25 +546,32 @@ def build_world(params: CorpusParams) -> World:
     age_years = (capture_day - day) / 365.25
     lam = np.exp(rng.normal(np.log1p(3.5 * age_years), 1.2))
     citations = rng.poisson(np.minimum(lam, 1e5)).astype(np.int64)
+    return {"cat": cat, "day": day, "version": version, "bz_type": bz_type, "bz_venue": bz_venue,
+            "bz_year": bz_year, "has_code": has_code, "code_in_abstract": code_in_abstract, "score": score,
+            "citations": citations}
 
-    # arXiv ids: yymm.NNNNN, unique within the month (affine bijection of the rank in the month)
+
+def _arxiv_numbers(day: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """arXiv ids: yymm.NNNNN, unique within the month (affine bijection of the rank in the month)."""
+    n_papers = len(day)
     month_key = _month_key(day)
     order = np.lexsort((np.arange(n_papers), month_key))
     rank_in_month = np.empty(n_papers, dtype=np.int64)
     rank_in_month[order] = _rank_within(month_key[order])
     modulus = 29999 if rank_in_month.max(initial=0) < 29999 else 99999
     num = 1 + (rank_in_month * 7919 + (month_key * 131) % modulus) % modulus
-    work_id = _affine_ids(n_papers, 9_999_991, 7_368_787, 1_234_567, 1_000_000)
+    return month_key, num
 
-    slots = draw_slots(rng, paper_field)
-    numbers, number_style = draw_paper_numbers(rng, n_papers)
-    latex = rng.random(n_papers) < LATEX_TITLE_SHARE
 
-    # --- pages ----------------------------------------------------------------------------
+def _draw_pages(rng: np.random.Generator, n_pages_wanted: int, people: _People,
+                a_person: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Profile pages: each holder on BZPEER, Scholar Feed or both, some with a duplicate BZPEER
+    profile; at most ``n_pages_wanted``, shuffled. Returns (person, site, duplicate) per page."""
+    holders, n_holders = people.holders, people.n_holders
     u = rng.random(n_holders)
     on_bz = u < BOTH_SITES_SHARE + BZPEER_ONLY_SHARE
     on_sf = (u < BOTH_SITES_SHARE) | (u >= BOTH_SITES_SHARE + BZPEER_ONLY_SHARE)
-    pp_person = np.bincount(a_person, minlength=n_people)
+    pp_person = np.bincount(a_person, minlength=people.n_people)
     dup = on_bz & (rng.random(n_holders) < DUPLICATE_PROFILE_SHARE) & (pp_person[holders] >= 2)
     page_person = np.concatenate((holders[on_bz], holders[on_sf], holders[dup]))
     page_site = np.concatenate((np.zeros(on_bz.sum(), np.int8), np.ones(on_sf.sum(), np.int8), np.zeros(dup.sum(), np.int8)))
@@ -486,10 +580,16 @@ def build_world(params: CorpusParams) -> World:
         keep = np.sort(rng.choice(len(page_person), n_pages_wanted, replace=False))
         page_person, page_site, page_dup = page_person[keep], page_site[keep], page_dup[keep]
     perm = rng.permutation(len(page_person))
-    page_person, page_site, page_dup = page_person[perm], page_site[perm], page_dup[perm]
-    n_pages = len(page_person)
+    return page_person[perm], page_site[perm], page_dup[perm]
 
-    # papers of each person (CSR)
+
+def _draw_page_papers(rng: np.random.Generator, seed: int, n_people: int, papers: _Papers, page_person: np.ndarray,
+                      page_site: np.ndarray, page_dup: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which of its person's papers a page knows (a duplicate BZPEER profile holds its own share)
+    and which of those it lists. Returns the CSR pointer per page, the known papers, the listed mask."""
+    n_pages = len(page_person)
+    a_paper, a_person = papers.a_paper, papers.a_person
+    pp_person = np.bincount(a_person, minlength=n_people)
     order = np.argsort(a_person, kind="stable")   # a_paper is sorted: rows become (person, paper)
     person_papers = a_paper[order]
     person_ptr = np.concatenate(([0], np.cumsum(pp_person)))
@@ -499,8 +599,7 @@ def build_world(params: CorpusParams) -> World:
     r_paper = person_papers[rows]
     coverage = rng.beta(8, 1.5, n_pages)
     known = rng.random(len(rows)) < coverage[r_page]
-    # a duplicate BZPEER profile holds its own share of the person's papers
-    split = ((page_person[r_page] * 1_000_003 + r_paper * 7_919 + params.seed) % 1000) < 300
+    split = ((page_person[r_page] * 1_000_003 + r_paper * 7_919 + seed) % 1000) < 300
     has_dup_page = np.zeros(n_people, dtype=bool)
     has_dup_page[page_person[page_dup]] = True
     bz_split = (page_site[r_page] == SITE_BZPEER) & has_dup_page[page_person[r_page]]
@@ -511,11 +610,13 @@ def build_world(params: CorpusParams) -> World:
     listed = rng.random(len(r_page)) >= hide_share[r_page]
     listed = _at_least_one(listed, r_page, n_pages)
     known_ptr = np.concatenate(([0], np.cumsum(np.bincount(r_page, minlength=n_pages))))
+    return known_ptr, r_paper, listed
 
-    # --- titles (python: string work) ----------------------------------------------------
-    titles, methods, expansions = _titles(params, n_papers, paper_field, slots, twin_of, twin_src, latex,
-                                          r_paper[listed], month_key, num)
 
+def _plan_abstracts(rng: np.random.Generator, methods: list, expansions: list,
+                    code_in_abstract: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each abstract's sentence plan, from whether its title coined a name or an expansion."""
+    n_papers = len(methods)
     has_name = np.array([bool(m) for m in methods])
     has_exp = np.array([bool(e) for e in expansions])
     propose_bank = np.where(has_exp & (rng.random(n_papers) < 0.5), 1, np.where(has_name, 0, 2))
@@ -524,35 +625,7 @@ def build_world(params: CorpusParams) -> World:
              for lo in range(0, n_papers, 100_000)]
     plan = np.concatenate([p for p, _ in plans]) if plans else np.zeros((0, PLAN_COLS), np.int16)
     plan_mask = np.concatenate([m for _, m in plans]) if plans else np.zeros(0, np.int64)
-    del plans
-
-    # --- people's names -------------------------------------------------------------------
-    names = _names(params, n_people, n_papers, a_paper, a_person, r_paper, holders, person_culture)
-
-    # names shown, ids, urls, files
-    page_name, page_profile_id, page_url = _page_names_and_urls(params, names, page_person, page_site, page_dup)
-    page_html = rng.random(n_pages) < params.html_share
-    page_bad = _assign_bad_pages(rng, n_pages, params.bad_page_share)
-    width = max(3, len(str(n_pages - 1)))
-    page_file = [
-        f"{i:0{width}d}_{hashlib.sha256(url.encode()).hexdigest()[:16]}.{'html' if h else 'txt'}"
-        for i, (url, h) in enumerate(zip(page_url, page_html.tolist()))
-    ]
-
-    return World(
-        params=params, capture_day=capture_day, community_field=comm_field,
-        names=names, person_community=person_comm, person_activity=activity, person_has_profile=has_profile,
-        paper_ptr=ptr, paper_authors=a_person.astype(np.int64), paper_field=paper_field, paper_category=cat,
-        paper_day=day, paper_version=version, paper_bz_type=bz_type, paper_bz_venue=bz_venue,
-        paper_bz_year=bz_year, paper_has_code=has_code, paper_code_in_abstract=code_in_abstract,
-        paper_score=score, paper_citations=citations, paper_arxiv_month=month_key, paper_arxiv_number=num, paper_work_id=work_id,
-        paper_twin_of=twin_of, paper_title=titles, paper_method=methods, paper_expansion=expansions,
-        paper_slots=slots, paper_numbers=numbers, paper_number_style=number_style, paper_plan=plan,
-        paper_plan_mask=plan_mask, paper_propose_bank=propose_bank,
-        page_person=page_person, page_site=page_site, page_duplicate=page_dup, page_html=page_html,
-        page_bad=page_bad, page_known_ptr=known_ptr, page_known=r_paper, page_listed=listed,
-        page_name=page_name, page_profile_id=page_profile_id, page_url=page_url, page_file=page_file,
-    )
+    return propose_bank, plan, plan_mask
 
 
 def _community_sizes(rng: np.random.Generator, n_people: int) -> np.ndarray:
