@@ -48,9 +48,10 @@ from . import vocab
 from .names import fold_ascii
 from .render import render_page
 from .titles import make_title
+from .abstracts import plan_abstracts
+from .draws import _affine_ids, seed_for
 from .world import (
-    BAD_KINDS, CATEGORY_CODES, SOURCES, CorpusParams, World, _affine_ids, build_world, day_to_date,
-    draw_paper_numbers, draw_slots, plan_abstracts, seed_for,
+    BAD_KINDS, CATEGORY_CODES, SOURCES, CorpusParams, World, build_world, day_to_date, draw_paper_numbers, draw_slots,
 )
 
 log = logging.getLogger(__name__)

@@ -29,10 +29,9 @@ import numpy as np
 from . import vocab
 from .names import surname_typo
 from .titles import listing_title, slugify
-from .world import (
-    BAD_KINDS, CATEGORY_CODES, COMPILED_BANKS, COMPILED_CODE, COMPILED_PROPOSE, PLAN_COLS, PLAN_ROLES, SITE_BZPEER,
-    ABSTRACT_MIN, FastRandom, World, day_to_date, seed_for,
-)
+from .abstracts import COMPILED_BANKS, COMPILED_CODE, COMPILED_PROPOSE, PLAN_COLS, PLAN_ROLES, ABSTRACT_MIN
+from .draws import FastRandom, seed_for
+from .world import BAD_KINDS, CATEGORY_CODES, SITE_BZPEER, World, day_to_date
 
 BZPEER_BIO = "{name} contributes to research discovery and scholarly infrastructure."
 TRUST_TIERS = ((85, "Distinguished"), (60, "Trusted"), (30, "Established"), (0, "Emerging"))
