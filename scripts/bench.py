@@ -5,7 +5,7 @@ For each size (default 1k, 10k, 100k profiles) it generates a deterministic synt
 warehouse file:
 
   parse    decode + parse every page (pipelines.staging.build)      land     write raw + staging rows
-  resolve papers / resolve authors (pipelines.core.resolution via core_build)
+  resolve papers / resolve authors (pipelines.core.resolution via pipelines.core.build)
   core     the rest of the core step (read staging, stable ids, assemble, write)
   marts    every mart (pipelines.marts.build)                      exports  Parquet + analytics copy
 
