@@ -31,11 +31,10 @@ import numpy as np
 import polars as pl
 
 from pipelines.marts.scoring.epoch import (
-    TOKEN_SCHEMA,
     EpochScores,
     NoveltyModel,
     _stream,
-    into_model,
+    arrival_tokens,
     tokens_to_frame,
 )
 from pipelines.marts.scoring.features import IdfTable, fit_idf
@@ -87,22 +86,8 @@ def prepare_arrivals(papers: pl.DataFrame, to_score: pl.Series, model: NoveltyMo
     """An incremental night: only ``to_score``'s texts tokenised (into ``model``'s ids); every other
     paper's term ids come from ``stored_tokens`` (as ``epoch.score_arrivals`` takes them)."""
     frame = canonical_frame(papers)
-    id_dtype = frame.schema["paper_id"]
-    wanted = frame["paper_id"].is_in(to_score.cast(id_dtype).implode()).to_numpy()
-    if not wanted.any():
-        empty = pl.DataFrame(schema=TOKEN_SCHEMA)
-        return Prepared(frame.select(FRAME_COLUMNS), empty, model, wanted, empty, False)
-    arrivals = frame.filter(pl.Series(wanted))
-    new_stream, model = into_model(tokenize_frame(arrivals, n_threads=n_threads, text_batch_size=text_batch_size),
-                                   model)
-    new_frame = tokens_to_frame(arrivals["paper_id"], new_stream)
-    known = stored_tokens.select(TOKEN_SCHEMA.keys()).cast(TOKEN_SCHEMA).filter(
-        ~pl.col("paper_id").is_in(new_frame["paper_id"].implode()))
-    aligned = frame.select(pl.col("paper_id").cast(pl.String)).join(
-        pl.concat([known, new_frame]), on="paper_id", how="left", maintain_order="left")
-    if aligned["title_terms"].null_count():
-        missing = aligned.filter(pl.col("title_terms").is_null())["paper_id"].head(3).to_list()
-        raise ValueError(f"no stored tokens for papers of the corpus, e.g. {missing}: score a new epoch")
+    wanted, aligned, model, new_frame = arrival_tokens(frame, to_score, model, stored_tokens, n_threads=n_threads,
+                                                       text_batch_size=text_batch_size)
     return Prepared(frame.select(FRAME_COLUMNS), aligned, model, wanted, new_frame, False)
 
 

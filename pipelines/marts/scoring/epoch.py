@@ -175,6 +175,32 @@ def score_epoch(papers: pl.DataFrame, *, model: NoveltyModel | None = None, k: i
                        tokens_to_frame(frame["paper_id"], tokens))
 
 
+def arrival_tokens(frame: pl.DataFrame, to_score: pl.Series, model: NoveltyModel, stored_tokens: pl.DataFrame, *,
+                   n_threads: int | None = None, text_batch_size: int = 25_000
+                   ) -> tuple[np.ndarray, pl.DataFrame, NoveltyModel, pl.DataFrame]:
+    """An incremental night's term ids: ``(wanted, aligned, model, new)`` for the canonical
+    ``frame``. Only ``to_score``'s texts (the rows ``wanted``) are tokenised, into ``model``'s ids
+    (extended with their new stems); ``aligned`` holds one row of term ids per row of ``frame``,
+    every other paper's from ``stored_tokens``; ``new`` the tokenised papers' own (both empty when
+    nothing is wanted). Shared by :func:`score_arrivals` and the chunked scorer (``chunks.py``)."""
+    id_dtype = frame.schema["paper_id"]
+    wanted = frame["paper_id"].is_in(to_score.cast(id_dtype).implode()).to_numpy()
+    if not wanted.any():
+        empty = pl.DataFrame(schema=TOKEN_SCHEMA)
+        return wanted, empty, model, empty
+    arrivals = frame.filter(pl.Series(wanted))
+    new_tokens, model = into_model(tokenize_frame(arrivals, n_threads=n_threads, text_batch_size=text_batch_size), model)
+    new_frame = tokens_to_frame(arrivals["paper_id"], new_tokens)
+    known = stored_tokens.select(TOKEN_SCHEMA.keys()).cast(TOKEN_SCHEMA).filter(
+        ~pl.col("paper_id").is_in(new_frame["paper_id"].implode()))
+    aligned = frame.select(pl.col("paper_id").cast(pl.String)).join(
+        pl.concat([known, new_frame]), on="paper_id", how="left", maintain_order="left")
+    if aligned["title_terms"].null_count():
+        missing = aligned.filter(pl.col("title_terms").is_null())["paper_id"].head(3).to_list()
+        raise ValueError(f"no stored tokens for papers of the corpus, e.g. {missing}: score a new epoch")
+    return wanted, aligned, model, new_frame
+
+
 def score_arrivals(papers: pl.DataFrame, to_score: pl.Series, model: NoveltyModel, stored_tokens: pl.DataFrame,
                    stored_scores: pl.DataFrame, *, k: int = 5, chunk_size: int = 2048, n_threads: int | None = None,
                    text_batch_size: int = 25_000, window: int | None | str = "default") -> EpochScores:
@@ -186,19 +212,10 @@ def score_arrivals(papers: pl.DataFrame, to_score: pl.Series, model: NoveltyMode
     are tokenised. Returns their scores, the model extended with their new stems, and their tokens."""
     frame = canonical_frame(papers)
     id_dtype = frame.schema["paper_id"]
-    wanted = frame["paper_id"].is_in(to_score.cast(id_dtype).implode()).to_numpy()
+    wanted, aligned, model, new_frame = arrival_tokens(frame, to_score, model, stored_tokens, n_threads=n_threads,
+                                                       text_batch_size=text_batch_size)
     if not wanted.any():
-        return EpochScores(pl.DataFrame(schema=output_schema(id_dtype)), model, pl.DataFrame(schema=TOKEN_SCHEMA))
-    arrivals = frame.filter(pl.Series(wanted))
-    new_tokens, model = into_model(tokenize_frame(arrivals, n_threads=n_threads, text_batch_size=text_batch_size), model)
-    new_frame = tokens_to_frame(arrivals["paper_id"], new_tokens)
-    known = stored_tokens.select(TOKEN_SCHEMA.keys()).cast(TOKEN_SCHEMA).filter(
-        ~pl.col("paper_id").is_in(new_frame["paper_id"].implode()))
-    aligned = frame.select(pl.col("paper_id").cast(pl.String)).join(
-        pl.concat([known, new_frame]), on="paper_id", how="left", maintain_order="left")
-    if aligned["title_terms"].null_count():
-        missing = aligned.filter(pl.col("title_terms").is_null())["paper_id"].head(3).to_list()
-        raise ValueError(f"no stored tokens for papers of the corpus, e.g. {missing}: score a new epoch")
+        return EpochScores(pl.DataFrame(schema=output_schema(id_dtype)), model, new_frame)
     tokens = _stream(aligned, model)
     scored = score_components(frame, tokens, idf=model.idf, query=wanted, k=k, chunk_size=chunk_size,
                               n_threads=n_threads, text_batch_size=text_batch_size, window=window)
