@@ -155,6 +155,7 @@ class AuthorModel:
     affiliation_counts: dict[str, int]  # affiliation key -> mentions
     title_df: dict[str, int]  # title word -> mentions whose title has it
     _typical: dict[str, float] | None = None
+    _affiliation_df: dict[str, int] | None = None
 
     def name_rarity(self, canonical: list[str]) -> np.ndarray:
         """Per name, the term-frequency adjustment of an identical-name agreement on it: log2 of
@@ -176,6 +177,17 @@ class AuthorModel:
                 squares[_kind(c)] += float(n) ** 2
             self._typical = {k: cubes[k] / squares[k] if squares[k] else 1.0 for k in ("full", "initials", "initial")}
         return self._typical
+
+    def affiliation_word_df(self) -> dict[str, int]:
+        """Per affiliation word, how many mentions' affiliations hold it (derived from
+        ``affiliation_counts`` once per model)."""
+        if self._affiliation_df is None:
+            df: Counter = Counter()
+            for key, count in self.affiliation_counts.items():
+                for w in set(key.split()):
+                    df[w] += count
+            self._affiliation_df = dict(df)
+        return self._affiliation_df
 
     def affiliation_frequency(self, keys: list[str | None]) -> np.ndarray:
         return np.array([self.affiliation_counts.get(k, 1) if k else 1 for k in keys], dtype=np.float64) / max(self.mentions, 1)
@@ -243,10 +255,12 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
     canonical = [f[0] for f in forms]
     total = max(model.mentions, 1)
     tokens = _per_value(titles, title_tokens)
-    present = {w for t in set(map(tuple, tokens)) for w in t}
-    title_idf = {w: float(np.log((total + 1) / (model.title_df.get(w, 0) + 1)) + 1.0) for w in present}
     aff_words = _per_value(affiliations, lambda a: (a or "").split())
-    affiliation_idf = _affiliation_idf(model, {w for ws in set(map(tuple, aff_words)) for w in ws})
+    # Words weighed by how rare they are: "department", "university", "college of medicine" say
+    # nothing; "cardiology", "kyunghee" do (unweighted, two long affiliations of one country's
+    # medical schools looked alike in any two departments).
+    title_idf = _idf(model.title_df, {w for t in set(map(tuple, tokens)) for w in t}, total)
+    affiliation_idf = _idf(model.affiliation_word_df(), {w for ws in set(map(tuple, aff_words)) for w in ws}, total)
     return MentionEvidence(
         n=n,
         names=names,
@@ -257,27 +271,23 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
         name_rarity=model.name_rarity(canonical),
         coauthors=_bag([sorted(k) for k in coauthor_keys]),
         coauthor_count=np.array([len(k) for k in coauthor_keys], dtype=np.int64),
-        titles=_l2_rows(_bag(tokens, title_idf, float(np.log(total + 1)) + 1.0)),
+        titles=_l2_rows(_bag(tokens, title_idf, _idf_of(0, total))),
         title_words=np.array([len(t) for t in tokens], dtype=np.int64),
         affiliation=_codes(affiliations),
-        affiliation_words=_l2_rows(_bag(aff_words, affiliation_idf, float(np.log(total + 1)) + 1.0)),
+        affiliation_words=_l2_rows(_bag(aff_words, affiliation_idf, _idf_of(0, total))),
         affiliation_frequency=model.affiliation_frequency(affiliations),
         venue=_codes(venues),
         year=np.array([-1 if y is None else int(y) for y in years], dtype=np.int64),
     )
 
 
-def _affiliation_idf(model: AuthorModel, words: set[str]) -> dict[str, float]:
-    """Inverse document frequency of affiliation words over the model's mentions: "department",
-    "university", "college of medicine" say nothing; "cardiology", "kyunghee" do. (Unweighted,
-    two long affiliations of one country's medical schools looked alike in any two departments.)"""
-    df: Counter = Counter()
-    for key, count in model.affiliation_counts.items():
-        for w in set(key.split()):
-            if w in words:
-                df[w] += count
-    total = max(model.mentions, 1)
-    return {w: float(np.log((total + 1) / (df.get(w, 0) + 1)) + 1.0) for w in words}
+def _idf_of(document_frequency: int, total: int) -> float:
+    """Smoothed inverse document frequency of a word held by ``document_frequency`` of ``total``."""
+    return float(np.log((total + 1) / (document_frequency + 1)) + 1.0)
+
+
+def _idf(document_frequency: dict[str, int], words: set[str], total: int) -> dict[str, float]:
+    return {w: _idf_of(document_frequency.get(w, 0), total) for w in words}
 
 
 def _per_value(values: list, fn) -> list:
