@@ -513,7 +513,7 @@ def test_a_member_without_authors_shields_the_node_from_the_no_shared_author_pen
 
 
 def test_title_diffs_in_worker_processes_give_the_same_result(monkeypatch):
-    from pipelines.core.resolution import papers as papers_module
+    from pipelines.core.resolution import title_diffs as diffs_module
 
     rows = [
         {"record_id": f"r{k}", "title": title, "authors": ["Ann Lee"], "year": 2020 + k % 3}
@@ -524,18 +524,18 @@ def test_title_diffs_in_worker_processes_give_the_same_result(monkeypatch):
         ] * 3)
     ]
     sequential = resolve_papers(records(rows))
-    monkeypatch.setattr(papers_module, "PARALLEL_DIFF_MIN", 1)
+    monkeypatch.setattr(diffs_module, "PARALLEL_DIFF_MIN", 1)
     parallel = resolve_papers(records(rows), workers=2)
     assert sequential[0].equals(parallel[0]) and sequential[1].equals(parallel[1])
     pairs = [(title_tokens(a["title"]), title_tokens(b["title"])) for a in rows[:7] for b in rows[:7]]
-    assert papers_module.compare_many(pairs, workers=2) == [compare_titles(a, b) for a, b in pairs]
+    assert diffs_module.compare_many(pairs, workers=2) == [compare_titles(a, b) for a, b in pairs]
 
 
 def test_title_diffs_fall_back_to_this_process_when_workers_die(monkeypatch):
     import concurrent.futures
     from concurrent.futures.process import BrokenProcessPool
 
-    from pipelines.core.resolution import papers as papers_module
+    from pipelines.core.resolution import title_diffs as diffs_module
 
     class DeadPool:
         def __init__(self, *args, **kwargs): ...
@@ -545,10 +545,10 @@ def test_title_diffs_fall_back_to_this_process_when_workers_die(monkeypatch):
         def shutdown(self, *args, **kwargs): ...
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", DeadPool)
-    monkeypatch.setattr(papers_module, "PARALLEL_DIFF_MIN", 1)
+    monkeypatch.setattr(diffs_module, "PARALLEL_DIFF_MIN", 1)
     pairs = [(title_tokens("Dynamic Load Balancing"), title_tokens("Static Load Balancing"))] * 3
     with pytest.warns(RuntimeWarning, match="diffing in this process"):
-        assert papers_module.compare_many(pairs, workers=2) == [compare_titles(*pairs[0])] * 3
+        assert diffs_module.compare_many(pairs, workers=2) == [compare_titles(*pairs[0])] * 3
 
 
 def test_title_diffs_of_an_earlier_run_are_reused_with_the_same_result():

@@ -123,16 +123,36 @@ def code_fingerprint(modules, versions: list[str]) -> str:
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
 
 
+# The packages whose modules a matcher's fingerprint covers (the matchers' own code and the text
+# normalisation they read through).
+_MATCHER_PACKAGES = ("pipelines.core.resolution.", "pipelines.textnorm")
+
+
+def matcher_modules(entry) -> list:
+    """``entry`` (a matcher's module) and every module of the matchers' packages it uses, directly
+    or through one another (modules imported, or whose functions and classes they imported), by
+    name: a module split out of a matcher is covered without anyone listing it."""
+    import inspect
+    import sys
+
+    seen = {entry.__name__: entry}
+    todo = [entry]
+    while todo:
+        for value in vars(todo.pop()).values():
+            module = value if inspect.ismodule(value) else sys.modules.get(getattr(value, "__module__", None) or "")
+            if module is None or module.__name__ in seen or not module.__name__.startswith(_MATCHER_PACKAGES):
+                continue
+            seen[module.__name__] = module
+            todo.append(module)
+    return [seen[name] for name in sorted(seen)]
+
+
 def author_matcher_version() -> str:
     """Fingerprint of the author matcher's code and Polars' version (the digests are Polars
     hashes, stable within one version): state written by another version is not used."""
     import sys
 
-    from pipelines import textnorm
-    from pipelines.core.resolution import author_linkage, blocking, clustering, fellegi_sunter, names, review
-
-    return code_fingerprint((_authors, author_linkage, fellegi_sunter, names, clustering, blocking, review, textnorm,
-                             sys.modules[__name__]), [pl.__version__])
+    return code_fingerprint([*matcher_modules(_authors), sys.modules[__name__]], [pl.__version__])
 
 
 @dataclass

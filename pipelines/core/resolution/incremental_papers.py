@@ -31,7 +31,7 @@ paper outside the subset whose fate depended on a constraint with a paper inside
 span, a cannot-link) two steps away; and a pair of unchanged records that becomes, or stops
 being, a candidate pair only because the corpus around them changed (a word grew common, a block
 grew oversize and its sorted windows shifted). (A pair's title score is a function of the pair
-alone: ``_score_pairs`` keys its title comparisons by both title keys *and* whether one title is
+alone: ``paper_scoring.score_pairs`` keys its title comparisons by both title keys *and* whether one title is
 a part of the other, so the subset scores every pair as the full run does.)
 The weekly full night heals both (``incremental.scheduled_full``), as do the fallbacks: no
 state (or no review queue beside it), another matcher version, more than ``MAX_CHANGED_SHARE``
@@ -48,7 +48,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from pipelines.core.resolution.incremental import MAX_CHANGED_SHARE, code_fingerprint, compare_with_state, merge_review
+from pipelines.core.resolution.incremental import (MAX_CHANGED_SHARE, code_fingerprint, compare_with_state, matcher_modules,
+                                                   merge_review)
 from pipelines.core.resolution.papers import ASSIGNMENT_SCHEMA, TitleDiffCache, candidate_graph, resolve_papers
 from pipelines.core.resolution.review import REVIEW_SCHEMA
 from pipelines.core.resolution.runtime import MatchOptions
@@ -62,7 +63,7 @@ PAPER_STATE_SCHEMA = {
     "version": pl.String,
 }
 
-# What the paper matcher reads of a record (papers._prepare), with the types the digest uses.
+# What the paper matcher reads of a record (paper_features.prepare_features), with the types the digest uses.
 _MATCHER_COLUMNS = ("title", "authors", "year", "arxiv_id", "doi")
 # The pipeline's sources are profile pages, which list one paper on every author's profile: none
 # is a catalogue (papers.CATALOGUE_MAX_SELF_SHARE), whatever one night's pages happen to repeat.
@@ -74,10 +75,9 @@ def paper_matcher_version() -> str:
     written by another version is not used."""
     import rapidfuzz
 
-    from pipelines import textnorm
-    from pipelines.core.resolution import blocking, clustering, names, papers, review, titles
+    from pipelines.core.resolution import incremental, papers
 
-    return code_fingerprint((papers, titles, names, clustering, blocking, review, textnorm, sys.modules[__name__]),
+    return code_fingerprint([*matcher_modules(papers), incremental, sys.modules[__name__]],
                             [pl.__version__, rapidfuzz.__version__])
 
 

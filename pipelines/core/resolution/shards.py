@@ -39,6 +39,8 @@ import numpy as np
 import polars as pl
 
 from pipelines.core.resolution import papers as _papers
+from pipelines.core.resolution.paper_features import collapse, node_features, prepare_features
+from pipelines.core.resolution.paper_scoring import candidate_pairs, score_pairs
 from pipelines.core.resolution.authors import ASSIGNMENT_SCHEMA, _components, resolve_authors
 from pipelines.core.resolution.incremental import model_of
 from pipelines.core.resolution.review import REVIEW_SCHEMA, concat_queues
@@ -101,9 +103,9 @@ def union_author_shards(results: list[tuple[pl.DataFrame, pl.DataFrame]]) -> tup
 
 def _nodes(records: pl.DataFrame):
     """(features, node features, representative record ids) of ``records``, as the matcher builds them."""
-    feats = _papers._prepare(records, None)
-    reps, node_of = _papers._collapse(feats)
-    nodes = feats if len(reps) == len(feats.record_ids) else _papers._node_features(feats, reps, node_of)
+    feats = prepare_features(records, None)
+    reps, node_of = collapse(feats)
+    nodes = feats if len(reps) == len(feats.record_ids) else node_features(feats, reps, node_of)
     return feats, nodes, pl.Series(feats.record_ids, dtype=pl.String).gather(reps)
 
 
@@ -118,7 +120,7 @@ def paper_pairs(records: pl.DataFrame) -> pl.DataFrame:
     """The title candidate pairs the full resolution scores (``left_id``, ``right_id``: representative
     record ids of the collapsed nodes), in its order."""
     _, nodes, rep_ids = _nodes(records)
-    pairs = _papers._candidate_pairs(nodes)
+    pairs = candidate_pairs(nodes)
     return pl.DataFrame({"left_id": rep_ids.gather(pairs["i"]), "right_id": rep_ids.gather(pairs["j"])},
                         schema={"left_id": pl.String, "right_id": pl.String})
 
@@ -133,11 +135,11 @@ def paper_pair_shards(pairs: pl.DataFrame, k: int) -> list[pl.DataFrame]:
 
 def score_paper_shard(records: pl.DataFrame, pairs: pl.DataFrame, *, title_diffs=None,
                       workers: int | None = 1) -> pl.DataFrame:
-    """The scored rows of one slice of the candidate pairs (``_score_pairs``' columns, with
+    """The scored rows of one slice of the candidate pairs (``score_pairs``' columns, with
     ``left_id`` / ``right_id`` instead of node indices)."""
     _, nodes, rep_ids = _nodes(records)
     indexed = _node_index(rep_ids, pairs)
-    scored = _papers._score_pairs(nodes, indexed.select("i", "j"), title_diffs, workers)
+    scored = score_pairs(nodes, indexed.select("i", "j"), title_diffs, workers)
     return scored.with_columns(left_id=rep_ids.gather(scored["i"]), right_id=rep_ids.gather(scored["j"])).drop("i", "j")
 
 
