@@ -198,7 +198,8 @@ def test_a_rare_name_needs_less_evidence_than_a_common_one():
     """Evidence is weighed by how telling it is (term frequency in people, not mentions): the same
     affiliation and a close year join two mentions of a rare name, while a name carried by many
     people who share nothing needs more than that."""
-    from pipelines.core.resolution.authors import _prepare, fit_author_model
+    from pipelines.core.resolution.author_mentions import prepare_mentions
+    from pipelines.core.resolution.authors import fit_author_model
     from pipelines.core.resolution.author_linkage import compare_block, mention_evidence, pair_probabilities
 
     rows = []
@@ -213,7 +214,7 @@ def test_a_rare_name_needs_less_evidence_than_a_common_one():
     ]
     frame = mentions(rows)
     model = fit_author_model(frame)
-    m = _prepare(frame)
+    m = prepare_mentions(frame)
     ev = mention_evidence(m.names, m.coauthor_keys, m.titles, m.years, m.venue, m.affiliation, model)
     at = {x: i for i, x in enumerate(m.ids)}
     pair = lambda a, b: np.array([at[a], at[b]])  # noqa: E731
@@ -279,7 +280,8 @@ def test_affiliations_are_alike_by_their_telling_words_not_their_boilerplate():
     each word is, two departments of two universities are not "similar" (before: unweighted word
     overlap made them so, and two Ji Hyun Parks in ophthalmology and endocrinology one person),
     while one department written two ways still is."""
-    from pipelines.core.resolution.authors import _prepare, fit_author_model
+    from pipelines.core.resolution.author_mentions import prepare_mentions
+    from pipelines.core.resolution.authors import fit_author_model
     from pipelines.core.resolution.author_linkage import compare_block, mention_evidence
 
     departments = "Cardiology Ophthalmology Endocrinology Pediatrics Radiology Urology Dermatology Neurology".split()
@@ -297,7 +299,7 @@ def test_affiliations_are_alike_by_their_telling_words_not_their_boilerplate():
     ]
     frame = mentions(rows)
     model = fit_author_model(frame)
-    m = _prepare(frame)
+    m = prepare_mentions(frame)
     ev = mention_evidence(m.names, m.coauthor_keys, m.titles, m.years, m.venue, m.affiliation, model)
     at = {x: i for i, x in enumerate(m.ids)}
     rows_abc = np.array([at["a"], at["b"], at["c"]])
@@ -411,8 +413,8 @@ def test_batches_of_components_give_the_result_of_one_piece(monkeypatch):
     frame, _ = synthetic_mentions(seed=3, n_groups=60)
     frame = frame.with_columns(orcid=pl.when(pl.int_range(pl.len()) % 97 == 0).then(pl.lit("0000-0002-1825-0097")))
     whole, whole_review = resolve_authors(frame)
-    from pipelines.core.resolution.authors import _components
-    assert int(_components(frame).max()) > 5  # several components, so several batches
+    from pipelines.core.resolution.authors import components
+    assert int(components(frame).max()) > 5  # several components, so several batches
     batched, batched_review = resolve_authors(frame, batch=50)
     assert batched.equals(whole)
     assert batched_review.equals(whole_review) and whole_review.height > 0
@@ -432,7 +434,7 @@ def test_batches_resolved_in_worker_processes_give_the_result_of_one_piece(monke
 
 
 def test_components_join_mentions_that_share_identity_evidence():
-    from pipelines.core.resolution.authors import _components
+    from pipelines.core.resolution.authors import components
     frame = mentions([
         {"mention_id": "1", "name": "Wei Wang", "paper_id": "p1", "orcid": "0000-0002-1825-0097"},
         {"mention_id": "2", "name": "Vivian Wong", "paper_id": "p2", "orcid": "https://orcid.org/0000-0002-1825-0097"},
@@ -440,14 +442,14 @@ def test_components_join_mentions_that_share_identity_evidence():
         {"mention_id": "4", "name": "A. Lindqvist", "paper_id": "p4", "source": "bzpeer", "source_profile_id": "x", "is_profile_owner": True},
         {"mention_id": "5", "name": "Zoe Quint", "paper_id": "p5"},
     ])
-    comp = _components(frame).tolist()
+    comp = components(frame).tolist()
     assert comp[0] == comp[1] and comp[2] == comp[3]
     assert len({comp[0], comp[2], comp[4]}) == 3
 
 
 def _names_on_papers_read_mention_by_mention(frame: pl.DataFrame) -> dict:
     """The reference: every mention read in turn (an own form's key overriding a co-author's)."""
-    from pipelines.core.resolution.authors import _listed_coauthors
+    from pipelines.core.resolution.author_mentions import _listed_coauthors
     from pipelines.core.resolution.names import name_forms
 
     names = [n or "" for n in frame["name"].cast(pl.String).to_list()]
@@ -472,8 +474,8 @@ def _names_on_papers_read_mention_by_mention(frame: pl.DataFrame) -> dict:
 
 
 def test_names_on_each_paper_gathered_by_joins_match_the_per_mention_reading():
-    """``_paper_names_of`` (joins over distinct names) gives what reading each mention gives."""
-    from pipelines.core.resolution.authors import _paper_names_of
+    """``paper_names_of`` (joins over distinct names) gives what reading each mention gives."""
+    from pipelines.core.resolution.author_mentions import paper_names_of
 
     frame, _ = synthetic_mentions(seed=7, n_groups=30)
     edge = mentions([
@@ -488,11 +490,11 @@ def test_names_on_each_paper_gathered_by_joins_match_the_per_mention_reading():
     ])
     frame = pl.concat([frame, edge], how="diagonal_relaxed")
     expected = _names_on_papers_read_mention_by_mention(frame)
-    got = _paper_names_of(frame)
+    got = paper_names_of(frame)
     assert got == expected
     assert "py" in got and got["pz"][1].get("phd smith") == "smith p"
     # The same in any row order.
-    assert _paper_names_of(frame.reverse()) == expected
+    assert paper_names_of(frame.reverse()) == expected
 
 
 def test_batched_input_rejects_repeated_mention_ids_and_needs_no_profile_columns(monkeypatch):

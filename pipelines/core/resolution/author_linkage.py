@@ -251,11 +251,11 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
                      model: AuthorModel) -> MentionEvidence:
     """Features of a batch's mentions (``affiliations``/``venues`` already normalised keys)."""
     n = len(names)
-    forms = _per_value(names, canonical_name)
+    forms = per_value(names, canonical_name)
     canonical = [f[0] for f in forms]
     total = max(model.mentions, 1)
-    tokens = _per_value(titles, title_tokens)
-    aff_words = _per_value(affiliations, lambda a: (a or "").split())
+    tokens = per_value(titles, title_tokens)
+    aff_words = per_value(affiliations, lambda a: (a or "").split())
     # Words weighed by how rare they are: "department", "university", "college of medicine" say
     # nothing; "cardiology", "kyunghee" do (unweighted, two long affiliations of one country's
     # medical schools looked alike in any two departments).
@@ -290,7 +290,7 @@ def _idf(document_frequency: dict[str, int], words: set[str], total: int) -> dic
     return {w: _idf_of(document_frequency.get(w, 0), total) for w in words}
 
 
-def _per_value(values: list, fn) -> list:
+def per_value(values: list, fn) -> list:
     cache: dict = {}
     return [cache[v] if v in cache else cache.setdefault(v, fn(v)) for v in values]
 

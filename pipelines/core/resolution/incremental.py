@@ -47,17 +47,15 @@ import numpy as np
 import polars as pl
 
 from pipelines.core.resolution import authors as _authors
+from pipelines.core.resolution.author_mentions import check_mention_ids, is_owner, optional_column
 from pipelines.core.resolution.authors import (
     ASSIGNMENT_SCHEMA,
-    _check_mention_ids,
-    _col,
-    _is_owner,
     fit_author_model,
     identity_label_columns,
     name_label_table,
     resolve_authors,
 )
-from pipelines.core.resolution.author_linkage import model_from_rows, model_rows
+from pipelines.core.resolution.author_linkage import model_from_rows, model_rows, per_value
 from pipelines.core.resolution.names import name_forms
 from pipelines.core.resolution.review import REVIEW_SCHEMA, queue_of
 from pipelines.core.resolution.runtime import MatchOptions
@@ -90,7 +88,7 @@ def model_of(frame: pl.DataFrame) -> _authors.AuthorModel:
     return model_from_rows(frame["part"].to_list(), frame["key"].to_list(), frame["value"].to_list())
 
 
-# The columns the matcher reads for a mention (see authors._prepare), with their types.
+# The columns the matcher reads for a mention (see author_mentions.prepare_mentions), with their types.
 _MATCHER_COLUMNS = {
     "name": pl.String, "paper_id": pl.String, "title": pl.String, "year": pl.Int64, "venue": pl.String,
     "affiliation": pl.String, "source": pl.String,
@@ -200,9 +198,9 @@ def mention_digests(mentions: pl.DataFrame) -> pl.Series:
                  else pl.lit(None, pl.List(pl.String)))
     own = mentions.select(
         pl.col("mention_id").cast(pl.String),
-        *[_col(mentions, c, t).alias(c) for c, t in _MATCHER_COLUMNS.items()],
+        *[optional_column(mentions, c, t).alias(c) for c, t in _MATCHER_COLUMNS.items()],
         coauthors.alias("coauthors"),
-        _is_owner(mentions).alias("owner"),
+        is_owner(mentions).alias("owner"),
     )
     names_here = (
         own.filter(pl.col("paper_id").is_not_null())
@@ -263,7 +261,7 @@ def resolve_authors_incrementally(
     if "mention_id" not in mentions.columns:
         raise ValueError("mentions lack columns: ['mention_id']")
     mentions = mentions.with_columns(pl.col("mention_id").cast(pl.String))
-    _check_mention_ids(mentions["mention_id"])
+    check_mention_ids(mentions["mention_id"])
     version = author_matcher_version()
     current = pl.DataFrame({"mention_id": mentions["mention_id"], "digest": mention_digests(mentions)})
 
@@ -302,7 +300,7 @@ def _identity_labels(mentions: pl.DataFrame) -> pl.Series:
 
 def _group_evidence(groups: pl.DataFrame, base: pl.DataFrame, mentions: pl.DataFrame) -> pl.DataFrame:
     """``(group, ev)`` for the mentions in ``groups`` (``mention_id``, ``group``): the evidence
-    the matcher pairs clusters on (authors._evidence_rows) — papers ``p:``, affiliations ``a:``
+    the matcher pairs clusters on (author_clusters._evidence_rows) — papers ``p:``, affiliations ``a:``
     and co-author keys ``c:`` — read from the stored name labels rather than by parsing names
     again. The co-author keys are every name key on the paper (each reading) but the mention's
     own, so the set can only be larger than the matcher's: it may reach a cluster too many,
@@ -373,7 +371,7 @@ def _incremental(mentions, current, joined, changed, removed, review, version, m
                     else [None] * mentions.height)
     base = frame.select("mention_id", "labels").with_columns(
         paper=mentions["paper_id"].cast(pl.String), name=mentions["name"].cast(pl.String).fill_null(""),
-        affiliation=pl.Series(_authors._per_value(affiliations, lambda a: match_key(a) or None), dtype=pl.String))
+        affiliation=pl.Series(per_value(affiliations, lambda a: match_key(a) or None), dtype=pl.String))
     wanted = seed_labels.join(_group_evidence(seed.select("mention_id", "group"), base, mentions), on="group").select(
         "label", "ev").unique()
     near_labels = (frame.join(near, on="mention_id").select("group", label="labels")

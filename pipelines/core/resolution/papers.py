@@ -46,6 +46,11 @@ How it works
    ``[0.65, 0.85)``, or that a veto or identifier conflict kept apart although their titles are
    close (title score ≥ 0.8), one row per pair of papers — the pairs a person should look at.
 
+Modules: ``paper_features`` (steps 1-2's inputs: identifiers, title keys, author keys, the
+collapse), ``paper_series`` (series titles and catalogues), ``paper_scoring`` (steps 3-5),
+``title_diffs`` (the title diff over many pairs, cached between nights), ``titles`` (the diff
+itself); this module clusters (steps 6-7) and holds the public API.
+
 Deterministic: rows are sorted by ``record_id`` first, keys and ties are ordered by value, so the
 same input in any row order gives the same clusters, ids and review rows.
 """

@@ -8,7 +8,7 @@ into steps", says what is left). What is here is the part whose result must not 
 1. **fit** — ``fit_author_model`` on *all* the mentions (frequency tables over all of them, EM on a
    deterministic sample), kept as rows (``incremental.model_frame``: Parquet-ready, the same rows
    ``cache.author_model`` keeps);
-2. **shard** — ``author_shards``: the mentions' independent components (``authors._components``:
+2. **shard** — ``author_shards``: the mentions' independent components (``author_components.components``:
    shared name key, loose key, profile, ORCID, OpenAlex id, transitively) dealt to ``k`` shards
    whole, largest first to the least loaded; each shard also carries every mention of its papers
    (the names on a paper are what its mentions' co-author evidence reads);
@@ -41,7 +41,7 @@ import polars as pl
 from pipelines.core.resolution import papers as _papers
 from pipelines.core.resolution.paper_features import collapse, node_features, prepare_features
 from pipelines.core.resolution.paper_scoring import candidate_pairs, score_pairs
-from pipelines.core.resolution.authors import ASSIGNMENT_SCHEMA, _components, resolve_authors
+from pipelines.core.resolution.authors import ASSIGNMENT_SCHEMA, components, resolve_authors
 from pipelines.core.resolution.incremental import model_of
 from pipelines.core.resolution.review import REVIEW_SCHEMA, concat_queues
 
@@ -53,7 +53,7 @@ def author_shards(mentions: pl.DataFrame, k: int) -> list[tuple[pl.DataFrame, pl
     k = max(1, int(k))
     if mentions.height == 0:
         return [(mentions, mentions)]
-    component = _components(mentions)
+    component = components(mentions)
     sizes = np.bincount(component)
     loads = np.zeros(k, dtype=np.int64)
     shard_of = np.empty(sizes.size, dtype=np.int64)
