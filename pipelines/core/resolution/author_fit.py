@@ -8,9 +8,10 @@ import numpy as np
 import polars as pl
 
 from pipelines.core.resolution.author_components import identity_label_columns
-from pipelines.core.resolution.author_linkage import (FIT_MAX_PAIRS, AuthorModel, affiliation_key, blocks as linkage_blocks,
-                                                      canonical_name, compare_pairs, fit_linkage, frequency_tables,
-                                                      mention_evidence, packed, people_per_name, per_value, random_pairs)
+from pipelines.core.resolution.author_blocks import blocks as linkage_blocks, packed
+from pipelines.core.resolution.author_linkage import (FIT_MAX_PAIRS, AuthorModel, affiliation_key, canonical_name,
+                                                      compare_pairs, fit_linkage, frequency_tables, mention_evidence,
+                                                      people_per_name, per_value, random_pairs)
 from pipelines.core.resolution.author_mentions import Mentions, paper_names_of, prepare_mentions
 from pipelines.core.resolution.names import name_forms
 

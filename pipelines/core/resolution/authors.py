@@ -37,7 +37,8 @@ Names alone never merge two mentions. How it works:
    evidence (``Daning Chen``/``Daning Cheng``), merges a constraint refused, ambiguous owners.
 
 Modules: ``author_mentions`` (what is read of a mention), ``author_linkage`` with
-``fellegi_sunter`` (step 3's comparisons, weights and linkage) and ``author_fit`` (fitting them),
+``fellegi_sunter`` (step 3's comparisons and weights), ``author_blocks`` (its blocks and linkage) and
+``author_fit`` (fitting the weights),
 ``author_clusters`` (the constrained union-find, evidence shown for review),
 ``author_components`` (independent components: batches, worker processes); this module runs
 the steps and holds the public API. docs/resolution.md has every rule with its reasons and the
@@ -56,15 +57,8 @@ from pipelines.core.resolution.author_clusters import (AuthorUnionFind, ReviewPa
                                                        pair_evidence, same_family_initial, similar_name_candidates)
 from pipelines.core.resolution.author_components import component_batches, components, identity_label_columns, name_label_table
 from pipelines.core.resolution.author_fit import FIT_MENTIONS, fit_author_model, model_for
-from pipelines.core.resolution.author_linkage import (
-    MERGE_PROBABILITY,
-    AuthorModel,
-    blocks as linkage_blocks,
-    describe_levels,
-    link_block,
-    mention_evidence,
-    packed,
-)
+from pipelines.core.resolution.author_blocks import blocks as linkage_blocks, describe_levels, link_block, packed
+from pipelines.core.resolution.author_linkage import MERGE_PROBABILITY, AuthorModel, mention_evidence
 from pipelines.core.resolution.author_mentions import (Mentions, check_mention_ids, co_listed, normalize_openalex_id,
                                                        normalize_orcid, one_record, paper_names_of, prepare_mentions,
                                                        same_paper_candidates)
