@@ -286,82 +286,117 @@ def compare_titles(left: tuple[str, ...], right: tuple[str, ...]) -> TitleCompar
     if left == right:
         n = len(content_tokens(left)) or len(left)
         return TitleComparison(1.0 if left else 0.0, None, n, 0, 0, "identical title")
-    nl, nr = len(left), len(right)
-    match_l: list[int | None] = [None] * nl
-    match_r: list[int | None] = [None] * nr
+    match_l: list[int | None] = [None] * len(left)
+    match_r: list[int | None] = [None] * len(right)
     notes: list[str] = []
-    # 1. Identical words, in order first (longest common blocks), then moved words anywhere.
+    _align_identical(left, right, match_l, match_r)
+    for side_a, side_b, ma, mb in ((left, right, match_l, match_r), (right, left, match_r, match_l)):
+        _align_joined_words(side_a, side_b, ma, mb, notes)
+    _align_spelling_variants(left, right, match_l, match_r, notes)
+    typo = _typo_in_context(left, right, match_l, match_r, notes)
+    lh, lm, lt = _unmatched(left, match_l)
+    rh, rm, rt = _unmatched(right, match_r)
+    veto = _vetoes(left, right, (lh, lm, lt), (rh, rm, rt), notes)
+    common_l = sum(1 for k, t in enumerate(left) if t not in STOPWORDS and match_l[k] is not None)
+    common_r = sum(1 for k, t in enumerate(right) if t not in STOPWORDS and match_r[k] is not None)
+    common = (common_l + common_r) / 2
+    middle = len(lm) + len(rm)
+    edge = len(lh) + len(lt) + len(rh) + len(rt)
+    # Words missing at the end are a truncated title or a dropped subtitle: half weight. A word
+    # added in front is usually a modifier ("Recurrent Cascade-Correlation"): full weight. Stray
+    # letters and numbers at either end are citation debris ("..., in Saitta L. (ed.)",
+    # "VLDB'98"), not title words: an eighth.
+    edge_weight = sum(0.125 if len(w) <= 2 or w.isdigit() else 1.0 for w in lh + rh) + sum(
+        0.125 if len(w) <= 2 or w.isdigit() else 0.5 for w in lt + rt
+    )
+    denominator = common + middle + edge_weight + (TYPO_WEIGHT if typo else 0.0)
+    score = common / denominator if denominator else 0.0
+    detail = "; ".join(dict.fromkeys(veto + notes)) or "same words"
+    return TitleComparison(round(score, 4), "; ".join(veto) or None, round(common), middle, edge, detail)
+
+
+def _align_identical(left: tuple[str, ...], right: tuple[str, ...], match_l: list[int | None],
+                     match_r: list[int | None]) -> None:
+    """Step 1: identical words, in order first (longest common blocks), then moved words anywhere."""
     matcher = difflib.SequenceMatcher(a=left, b=right, autojunk=False)
     for block in matcher.get_matching_blocks():
         for k in range(block.size):
             match_l[block.a + k], match_r[block.b + k] = block.b + k, block.a + k
     free_r: dict[str, list[int]] = {}
-    for j in range(nr):
+    for j in range(len(right)):
         if match_r[j] is None:
             free_r.setdefault(right[j], []).append(j)
-    for i in range(nl):
+    for i in range(len(left)):
         if match_l[i] is None and free_r.get(left[i]):
             j = free_r[left[i]].pop(0)
             match_l[i], match_r[j] = j, i
-    # 2. Joined/split words and acronyms: one token against a run of 2-5 unmatched tokens.
-    for side_a, side_b, ma, mb in ((left, right, match_l, match_r), (right, left, match_r, match_l)):
-        todo = [i for i, t in enumerate(side_a) if ma[i] is None and len(t) >= 2 and t not in STOPWORDS]
-        if not todo:
+
+
+def _align_joined_words(side_a: tuple[str, ...], side_b: tuple[str, ...], ma: list[int | None], mb: list[int | None],
+                        notes: list[str]) -> None:
+    """Step 2, one direction: a token of ``side_a`` against a run of 2-5 unmatched tokens of
+    ``side_b`` — joined/split words and acronyms."""
+    todo = [i for i, t in enumerate(side_a) if ma[i] is None and len(t) >= 2 and t not in STOPWORDS]
+    if not todo:
+        return
+    # Only forms as long as some lookup below can hit are built (first occurrence kept, as
+    # the lookups expect): the forms of a run are the hot spot of the whole diff.
+    lengths: set[int] = set()
+    for i in todo:
+        token = side_a[i]
+        lengths.update((len(token), len(token.rstrip("s")), len(_LIGATURES.sub("", token))))
+        if len(token) >= 10:
+            lengths.update(range(len(token) - 2, len(token) + 3))  # Indel distance <= 2
+    runs: dict[str, tuple[int, int]] = {}
+    n_b = len(side_b)
+    for j in range(n_b):
+        if mb[j] is not None:
             continue
-        # Only forms as long as some lookup below can hit are built (first occurrence kept, as
-        # the lookups expect): the forms of a run are the hot spot of the whole diff.
-        lengths: set[int] = set()
-        for i in todo:
-            token = side_a[i]
-            lengths.update((len(token), len(token.rstrip("s")), len(_LIGATURES.sub("", token))))
-            if len(token) >= 10:
-                lengths.update(range(len(token) - 2, len(token) + 3))  # Indel distance <= 2
-        runs: dict[str, tuple[int, int]] = {}
-        n_b = len(side_b)
-        for j in range(n_b):
-            if mb[j] is not None:
-                continue
-            joined_len = len(side_b[j])
-            n_content = 0 if side_b[j] in STOPWORDS else 1
-            for size in range(2, 6):
-                if j + size > n_b or mb[j + size - 1] is not None:
-                    break
-                last = side_b[j + size - 1]
-                joined_len += len(last)
-                n_content += last not in STOPWORDS
-                run = side_b[j : j + size]
-                if joined_len in lengths:
-                    runs.setdefault("".join(run), (j, size))
-                if size in lengths:
-                    runs.setdefault("".join(t[0] for t in run), (j, size))
-                if n_content in lengths:
-                    runs.setdefault("".join(t[0] for t in run if t not in STOPWORDS), (j, size))
-        for i in todo:
-            token = side_a[i]
-            hit = runs.get(token) or runs.get(token.rstrip("s")) or runs.get(_LIGATURES.sub("", token))
-            if hit is None and len(token) >= 10:
-                # Glued words keep their plural "s" ("limitationsand") where the split words
-                # were stemmed: allow two letters of slack on long glued tokens.
-                hit = next(
-                    (pos for form, pos in runs.items() if pos[1] > 1 and len(form) >= 8 and Indel.distance(form, token, score_cutoff=2) <= 2),
-                    None,
-                )
-            if hit is None:
-                continue
-            j, size = hit
-            if any(m is not None for m in mb[j : j + size]):
-                continue
-            ma[i] = j
-            for k in range(j, j + size):
-                mb[k] = i
-            notes.append(f"{token!r}~{' '.join(side_b[j : j + size])!r}")
-    # 3. Spelling variants among the rest, nearest position first.
-    # Variants share their first letter (typos, endings and abbreviations keep it).
+        joined_len = len(side_b[j])
+        n_content = 0 if side_b[j] in STOPWORDS else 1
+        for size in range(2, 6):
+            if j + size > n_b or mb[j + size - 1] is not None:
+                break
+            last = side_b[j + size - 1]
+            joined_len += len(last)
+            n_content += last not in STOPWORDS
+            run = side_b[j : j + size]
+            if joined_len in lengths:
+                runs.setdefault("".join(run), (j, size))
+            if size in lengths:
+                runs.setdefault("".join(t[0] for t in run), (j, size))
+            if n_content in lengths:
+                runs.setdefault("".join(t[0] for t in run if t not in STOPWORDS), (j, size))
+    for i in todo:
+        token = side_a[i]
+        hit = runs.get(token) or runs.get(token.rstrip("s")) or runs.get(_LIGATURES.sub("", token))
+        if hit is None and len(token) >= 10:
+            # Glued words keep their plural "s" ("limitationsand") where the split words
+            # were stemmed: allow two letters of slack on long glued tokens.
+            hit = next(
+                (pos for form, pos in runs.items() if pos[1] > 1 and len(form) >= 8 and Indel.distance(form, token, score_cutoff=2) <= 2),
+                None,
+            )
+        if hit is None:
+            continue
+        j, size = hit
+        if any(m is not None for m in mb[j : j + size]):
+            continue
+        ma[i] = j
+        for k in range(j, j + size):
+            mb[k] = i
+        notes.append(f"{token!r}~{' '.join(side_b[j : j + size])!r}")
+
+
+def _align_spelling_variants(left: tuple[str, ...], right: tuple[str, ...], match_l: list[int | None],
+                             match_r: list[int | None], notes: list[str]) -> None:
+    """Step 3: spelling variants among the rest, nearest position first. Variants share their
+    first letter (typos, endings and abbreviations keep it)."""
     by_initial: dict[str, list[int]] = {}
-    for j in range(nr):
+    for j in range(len(right)):
         if match_r[j] is None and right[j] not in STOPWORDS:
             by_initial.setdefault(right[j][:1], []).append(j)
-    for i in range(nl):
+    for i in range(len(left)):
         if match_l[i] is not None or left[i] in STOPWORDS:
             continue
         free = [j for j in by_initial.get(left[i][:1], ()) if match_r[j] is None]
@@ -371,27 +406,32 @@ def compare_titles(left: tuple[str, ...], right: tuple[str, ...]) -> TitleCompar
                 notes.append(f"{left[i]!r}~{right[j]!r}")
                 break
 
-    typo = _typo_in_context(left, right, match_l, match_r, notes)
 
-    def unmatched(tokens: tuple[str, ...], marks: list[int | None]) -> tuple[list[str], list[str], list[str]]:
-        """Unmatched content words split into (at start, in the middle, at end)."""
-        content_pos = [k for k, t in enumerate(tokens) if t not in STOPWORDS]
-        head, mid, tail = [], [], []
-        first_matched = next((k for k in content_pos if marks[k] is not None), None)
-        last_matched = next((k for k in reversed(content_pos) if marks[k] is not None), None)
-        for k in content_pos:
-            if marks[k] is not None:
-                continue
-            if first_matched is None or k < first_matched:
-                head.append(tokens[k])
-            elif k > last_matched:
-                tail.append(tokens[k])
-            else:
-                mid.append(tokens[k])
-        return head, mid, tail
+def _unmatched(tokens: tuple[str, ...], marks: list[int | None]) -> tuple[list[str], list[str], list[str]]:
+    """Unmatched content words split into (at start, in the middle, at end)."""
+    content_pos = [k for k, t in enumerate(tokens) if t not in STOPWORDS]
+    head, mid, tail = [], [], []
+    first_matched = next((k for k in content_pos if marks[k] is not None), None)
+    last_matched = next((k for k in reversed(content_pos) if marks[k] is not None), None)
+    for k in content_pos:
+        if marks[k] is not None:
+            continue
+        if first_matched is None or k < first_matched:
+            head.append(tokens[k])
+        elif k > last_matched:
+            tail.append(tokens[k])
+        else:
+            mid.append(tokens[k])
+    return head, mid, tail
 
-    lh, lm, lt = unmatched(left, match_l)
-    rh, rm, rt = unmatched(right, match_r)
+
+def _vetoes(left: tuple[str, ...], right: tuple[str, ...], left_only: tuple[list[str], list[str], list[str]],
+            right_only: tuple[list[str], list[str], list[str]], notes: list[str]) -> list[str]:
+    """Why the two titles name different papers (see the module docstring), from each side's
+    unmatched content words (at start, in the middle, at end); what is only a difference goes to
+    ``notes``."""
+    lh, lm, lt = left_only
+    rh, rm, rt = right_only
     veto: list[str] = []
     l_only, r_only = lh + lm + lt, rh + rm + rt
     ln = _numbers(l_only)
@@ -433,19 +473,4 @@ def compare_titles(left: tuple[str, ...], right: tuple[str, ...]) -> TitleCompar
         for words, side in ((lm, "left"), (rm, "right")):
             if words:
                 notes.append(f"{side} adds {' '.join(words)!r}")
-    common_l = sum(1 for k, t in enumerate(left) if t not in STOPWORDS and match_l[k] is not None)
-    common_r = sum(1 for k, t in enumerate(right) if t not in STOPWORDS and match_r[k] is not None)
-    common = (common_l + common_r) / 2
-    middle = len(lm) + len(rm)
-    edge = len(lh) + len(lt) + len(rh) + len(rt)
-    # Words missing at the end are a truncated title or a dropped subtitle: half weight. A word
-    # added in front is usually a modifier ("Recurrent Cascade-Correlation"): full weight. Stray
-    # letters and numbers at either end are citation debris ("..., in Saitta L. (ed.)",
-    # "VLDB'98"), not title words: an eighth.
-    edge_weight = sum(0.125 if len(w) <= 2 or w.isdigit() else 1.0 for w in lh + rh) + sum(
-        0.125 if len(w) <= 2 or w.isdigit() else 0.5 for w in lt + rt
-    )
-    denominator = common + middle + edge_weight + (TYPO_WEIGHT if typo else 0.0)
-    score = common / denominator if denominator else 0.0
-    detail = "; ".join(dict.fromkeys(veto + notes)) or "same words"
-    return TitleComparison(round(score, 4), "; ".join(veto) or None, round(common), middle, edge, detail)
+    return veto
