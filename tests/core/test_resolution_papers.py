@@ -235,7 +235,7 @@ def test_a_garbled_author_list_is_no_evidence_against():
     ]
     for record in garbled:
         assert match_papers(records([dblp, record]))["paper_id"].n_unique() == 1, record
-    other = {"record_id": "s4", "title": "Garcia-Molina. Synchronizing a database to improve freshness", "authors": ["P Smith"]}
+    other = {"record_id": "s4", "title": "Synchronizing a database to improve freshness. In SIGMOD", "authors": ["P Smith"]}
     assert match_papers(records([dblp, other]))["paper_id"].n_unique() == 2
     # Other people whose names merely look alike are no garbled list: Chen is not Chenault or
     # Cheng, Zhang is not Chang.
@@ -591,3 +591,44 @@ def test_cached_title_diffs_of_another_version_are_not_used():
     trusted = TitleDiffCache(stale.with_columns(version=pl.lit(first.version)))
     resolve_papers(base, title_diffs=trusted)
     assert trusted.computed == 0
+
+
+def test_a_reference_string_with_its_authors_and_year_in_front_is_the_paper():
+    """Scraped citations keep the authors and year before the title ("Suresha, and K. Ramamritham.
+    Proxy-based ...", "WidomJ (2003) Adaptive ..."): names of the pair's authors there are set aside."""
+    rows = [
+        {"record_id": "d1", "title": "Proxy-based acceleration of dynamically generated content on the world wide web: an approach and implementation",
+         "authors": ["Suresha", "Kaushik Dutta", "Krithi Ramamritham", "Anindya Datta"], "year": 2002},
+        {"record_id": "s1", "title": "Suresha, and K. Ramamritham. Proxy-based acceleration of dynamically generated content on the world",
+         "authors": ["A Datta", "K Dutta"]},
+        {"record_id": "d2", "title": "Adaptive Filters for Continuous Queries over Distributed Data Streams",
+         "authors": ["Jennifer Widom", "Chris Olston", "Jing Jiang"], "year": 2003},
+        {"record_id": "s2", "title": "WidomJ (2003) Adaptive filters for continuous queries over distributed data streams",
+         "authors": ["C Olston"]},
+    ]
+    paper = paper_of(match_papers(records(rows)))
+    assert paper["d1"] == paper["s1"] and paper["d2"] == paper["s2"] and paper["d1"] != paper["d2"]
+
+
+def test_a_citation_preamble_is_only_names_of_the_pair_and_years():
+    from pipelines.core.resolution.paper_scoring import citation_preamble
+
+    names = frozenset({"widom", "olston", "jennifer"})
+    assert citation_preamble(title_tokens("WidomJ (2003) Adaptive filters for continuous queries"), names) == 2
+    assert citation_preamble(title_tokens("Widom and Olston. Adaptive filters for continuous queries"), names) == 3
+    # A first word that names nobody on the two author lists is the title's own ("Recurrent ...").
+    assert citation_preamble(title_tokens("Recurrent filters for continuous queries"), names) == 0
+    # Years and letters alone are no preamble, and the title must keep three content words.
+    assert citation_preamble(title_tokens("2003 Adaptive filters for continuous queries"), names) == 0
+    assert citation_preamble(title_tokens("Widom filters queries"), names) == 0
+
+
+def test_a_name_in_front_does_not_join_two_different_papers():
+    """A first word that is an author's name is set aside only to compare the rest: what remains
+    must still be one title (here another word differs: another paper)."""
+    rows = [
+        {"record_id": "a", "title": "Kalman filtering for sensor networks with packet loss", "authors": ["R Kalman"], "year": 2005},
+        {"record_id": "b", "title": "Particle filtering for sensor networks with packet loss", "authors": ["R Kalman"], "year": 2005},
+    ]
+    paper = paper_of(match_papers(records(rows)))
+    assert paper["a"] != paper["b"]

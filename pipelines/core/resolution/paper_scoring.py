@@ -13,7 +13,7 @@ from pipelines.core.resolution.blocking import empty_pairs, pairs_from_keys
 from pipelines.core.resolution.paper_features import PaperFeatures
 from pipelines.core.resolution.paper_series import SERIES_VETO
 from pipelines.core.resolution.title_diffs import TitleDiffCache, compare_many
-from pipelines.core.resolution.titles import STOPWORDS, content_tokens
+from pipelines.core.resolution.titles import STOPWORDS, compare_titles, content_tokens
 
 MATCH_THRESHOLD = 0.85
 REVIEW_LOW = 0.65
@@ -231,6 +231,9 @@ def score_pairs(feats: PaperFeatures, pairs: pl.DataFrame, diffs_cache: TitleDif
     min_content = np.minimum(n_content[I], n_content[J])
     title_score = t_score[title_pair]
     _forgive_garbled_lists(feats, I, J, overlap, combine_scores(title_score, np.full(I.size, np.nan), year_diff, min_content))
+    t_detail = list(t_detail)
+    title_score, title_detail = _without_citation_preambles(feats, I, J, title_score, t_veto, t_detail, title_pair,
+                                                            overlap, year_diff, min_content)
     score = combine_scores(title_score, overlap, year_diff, min_content)
     veto = _series_vetoes(feats, I, J, pl.Series(t_veto, dtype=pl.String).gather(title_pair), year_diff, overlap)
     return pl.DataFrame(
@@ -241,7 +244,7 @@ def score_pairs(feats: PaperFeatures, pairs: pl.DataFrame, diffs_cache: TitleDif
             "score": score,
             "title_score": title_score,
             "veto": veto,
-            "detail": pl.Series(t_detail, dtype=pl.String).gather(title_pair),
+            "detail": title_detail,
             "shared_authors": shared,
             "author_overlap": pl.Series(overlap, nan_to_null=True),
             "year_diff": pl.Series(year_diff, nan_to_null=True).cast(pl.Int64),
@@ -350,3 +353,75 @@ def _series_vetoes(feats: PaperFeatures, I: np.ndarray, J: np.ndarray, veto: pl.
     other_issue = (year_diff > 1) | (overlap == 0)
     return pl.select(pl.when(pl.Series((series[I] | series[J]) & other_issue) & veto.is_null())
                      .then(pl.lit(SERIES_VETO)).otherwise(veto).alias("veto"))["veto"]
+
+
+# Words that may stand in a citation's preamble besides the names: "and", "et al", "in".
+_PREAMBLE_WORDS = frozenset({"and", "et", "al", "in", "by"})
+# A preamble names someone among a title's first this many words ("A. Silberschatz S. Sudarshan.").
+_PREAMBLE_LOOK = 4
+
+
+def _name_word(token: str, names: frozenset[str]) -> bool:
+    """A name of ``names``, alone or glued to an initial or two (``widomj``, ``olstonc``)."""
+    return token in names or (len(token) >= 6 and token[:-1] in names) or (len(token) >= 7 and token[:-2] in names)
+
+
+def citation_preamble(tokens: tuple[str, ...], names: frozenset[str]) -> int:
+    """How many leading tokens of a title are a citation's preamble — the authors and the year
+    that a scraped reference string keeps in front of the title (``Suresha and K Ramamritham.
+    Proxy-based acceleration ...``, ``WidomJ (2003) Adaptive filters ...``, ``schapire (1996),
+    experiments with ...``): name words of the pair's author lists (``names``; glued to an
+    initial or two as well), years and numbers, stray letters, ``and``/``et al``. At least one
+    must be a name, and at least three content words must remain (0: no preamble)."""
+    k, named = 0, False
+    for token in tokens:
+        if _name_word(token, names):
+            named = True
+        elif not (token.isdigit() or len(token) <= 2 or token in _PREAMBLE_WORDS):
+            break
+        k += 1
+    if not named or len(content_tokens(tokens[k:])) < 3:
+        return 0
+    return k
+
+
+def _without_citation_preambles(feats: PaperFeatures, I: np.ndarray, J: np.ndarray, title_score: np.ndarray,
+                                t_veto: list[str | None], t_detail: list[str], title_pair: np.ndarray,
+                                overlap: np.ndarray, year_diff: np.ndarray, min_content: np.ndarray,
+                                ) -> tuple[np.ndarray, pl.Series]:
+    """Title scores and details with citation preambles set aside: a pair below the match bar
+    whose title starts with names of either record's authors is compared again without them (a
+    title's own first words are another paper's modifier; a reference string's author names and
+    year are not title words). Few pairs: only those the preamble could decide."""
+    detail = pl.Series(t_detail, dtype=pl.String).gather(title_pair)
+    # Only titles with a name of any author list among their first words can have a preamble:
+    # flagged per record first, so the per-pair look stays with a few pairs at any size.
+    every_name = frozenset().union(*feats.author_words) if feats.author_words else frozenset()
+    may_have = np.fromiter((any(_name_word(w, every_name) for w in tokens[:_PREAMBLE_LOOK]) for tokens in feats.tokens),
+                           dtype=bool, count=len(feats.tokens))
+    below = np.flatnonzero((may_have[I] | may_have[J]) & (combine_scores(title_score, overlap, year_diff, min_content) < MATCH_THRESHOLD))
+    if below.size == 0:
+        return title_score, detail
+    title_score = title_score.copy()
+    changed: dict[int, str] = {}
+    for k in below.tolist():
+        if t_veto[int(title_pair[k])] is not None:
+            continue
+        i, j = int(I[k]), int(J[k])
+        names = feats.author_words[i] | feats.author_words[j]
+        if not names:
+            continue
+        ti, tj = feats.tokens[i], feats.tokens[j]
+        ci, cj = citation_preamble(ti, names), citation_preamble(tj, names)
+        if not ci and not cj:
+            continue
+        again = compare_titles(ti[ci:], tj[cj:])
+        if again.veto is None and again.score > title_score[k]:
+            title_score[k] = again.score
+            dropped = " ".join(ti[:ci] if ci else tj[:cj])
+            changed[k] = f"citation preamble {dropped!r} set aside; {again.detail}"
+    if changed:
+        positions = list(changed)
+        detail = detail.scatter(positions, [changed[k] for k in positions])
+    return title_score, detail
+
