@@ -339,47 +339,75 @@ def _compatibility_table(ev: MentionEvidence, rows: np.ndarray, block_of: np.nda
     out = np.zeros((len(rows), len(rows)), dtype=np.int8)
     for members in groups:
         distinct, inverse = np.unique(names[members], return_inverse=True)
-        k = len(distinct)
-        readings = [_one_reading(x) for x in distinct]
-        family = _codes([f.family if f else None for f in readings])
-        # Two names read one way each, every given part a full word, are incompatible when their
-        # family names differ, or when both their first given names and their whole given names
-        # differ (``Jun-Hui``/``Jun Hui`` agree as a whole; a dropped middle name keeps the first):
-        # most pairs of a large block, settled here without parsing them against each other.
-        full_only = np.array([bool(f and f.full) for f in readings])
-        first = _codes([f.family + "|" + f.first if f and f.full else None for f in readings])
-        whole = _codes([f.family + "|" + f.whole if f and f.full else None for f in readings])
-        settled = full_only[:, None] & full_only[None, :] & (
-            (family[:, None] != family[None, :])
-            | ((first[:, None] != first[None, :]) & (whole[:, None] != whole[None, :])))
-        table = np.zeros((k, k), dtype=np.int8)
-        # A pair where some given part is an initial, both names read one way, is settled by its
-        # letters: the same family, one letter sequence a prefix of the other, and the first given
-        # words equal where both are written out (names.name_compatibility's rule, vectorised).
-        simple = np.array([bool(f and f.letters) for f in readings])
-        if simple.sum() > 1:
-            word = _codes([f.first if f and f.letters else None for f in readings])
-            lengths = np.array([len(f.letters) if f else 0 for f in readings])
-            letters = np.zeros((k, max(int(lengths.max()), 1)), dtype=np.int32)
-            for x, f in enumerate(readings):
-                if f and f.letters:
-                    letters[x, :len(f.letters)] = [ord(c) for c in f.letters]
-            mismatch = np.zeros((k, k), dtype=bool)
-            for pos in range(letters.shape[1]):
-                both = (lengths[:, None] > pos) & (lengths[None, :] > pos)
-                mismatch |= both & (letters[:, pos][:, None] != letters[:, pos][None, :])
-            words_differ = (word[:, None] >= 0) & (word[None, :] >= 0) & (word[:, None] != word[None, :])
-            mixed = simple[:, None] & simple[None, :] & ~(full_only[:, None] & full_only[None, :])
-            table[mixed & (family[:, None] == family[None, :]) & ~mismatch & ~words_differ] = 1
-            settled = settled | mixed
-        for x, y in zip(*np.nonzero(np.triu(~settled))):
-            table[x, y] = table[y, x] = name_compatibility(distinct[x], distinct[y])
+        table = _distinct_name_table(distinct)
         out[np.ix_(members, members)] = table[inverse[:, None], inverse[None, :]]
     return out
 
 
+def _distinct_name_table(distinct: np.ndarray) -> np.ndarray:
+    """:func:`names.name_compatibility` of every pair of ``distinct`` names, vectorised: a name's
+    compatibility with another is the best over their readings (``Zeda He`` reads as family He or
+    family Zeda) with one family name, so every reading is a row here and each pair of names takes
+    the best of its readings' pairs. Reading pairs the array rules below cannot settle (the same
+    family and the same first or whole given name: 1 or 2), and names with a reading without given
+    names, are compared by ``name_compatibility`` itself."""
+    k = len(distinct)
+    table = np.zeros((k, k), dtype=np.int8)
+    owner, readings, whole_name = [], [], np.zeros(k, dtype=bool)
+    for x, name in enumerate(distinct.tolist()):
+        found = _readings(name)
+        if found is None:
+            whole_name[x] = True  # compared pair by pair below
+            continue
+        owner += [x] * len(found)
+        readings += found
+    unsettled = whole_name[:, None] | whole_name[None, :]
+    if readings:
+        settled, value = _reading_table(readings)
+        at = np.asarray(owner, dtype=np.int64)
+        rows, cols = np.broadcast_arrays(at[:, None], at[None, :])
+        np.maximum.at(table, (rows, cols), np.where(settled, value, 0).astype(np.int8))
+        np.logical_or.at(unsettled, (rows, cols), ~settled)
+    for x, y in zip(*np.nonzero(np.triu(unsettled))):
+        table[x, y] = table[y, x] = name_compatibility(distinct[x], distinct[y])
+    return table
+
+
+def _reading_table(readings: list[_Reading]) -> tuple[np.ndarray, np.ndarray]:
+    """(settled, value) for every pair of name readings: what the array rules decide, and their
+    0/1 where they do (names._given_compatible's rules for one family, vectorised)."""
+    r = len(readings)
+    family = _codes([f.family for f in readings])
+    # Two readings, every given part a full word, are incompatible when their family names
+    # differ, or when both their first given names and their whole given names differ
+    # (``Jun-Hui``/``Jun Hui`` agree as a whole; a dropped middle name keeps the first): most
+    # pairs of a large block, settled here without parsing them against each other.
+    full_only = np.array([f.full for f in readings])
+    first = _codes([f.family + "|" + f.first if f.full else None for f in readings])
+    whole = _codes([f.family + "|" + f.whole if f.full else None for f in readings])
+    settled = (family[:, None] != family[None, :]) | (full_only[:, None] & full_only[None, :] & (
+        (first[:, None] != first[None, :]) & (whole[:, None] != whole[None, :])))
+    value = np.zeros((r, r), dtype=np.int8)
+    # A pair where some given part is an initial is settled by its letters: the same family, one
+    # letter sequence a prefix of the other, and the first given words equal where both are
+    # written out (names.name_compatibility's rule, vectorised).
+    word = _codes([f.first for f in readings])
+    lengths = np.array([len(f.letters) for f in readings])
+    letters = np.zeros((r, max(int(lengths.max()), 1)), dtype=np.int32)
+    for x, f in enumerate(readings):
+        letters[x, :len(f.letters)] = [ord(c) for c in f.letters]
+    mismatch = np.zeros((r, r), dtype=bool)
+    for pos in range(letters.shape[1]):
+        both = (lengths[:, None] > pos) & (lengths[None, :] > pos)
+        mismatch |= both & (letters[:, pos][:, None] != letters[:, pos][None, :])
+    words_differ = (word[:, None] >= 0) & (word[None, :] >= 0) & (word[:, None] != word[None, :])
+    mixed = ~(full_only[:, None] & full_only[None, :])
+    value[mixed & (family[:, None] == family[None, :]) & ~mismatch & ~words_differ] = 1
+    return settled | mixed, value
+
+
 class _Reading(NamedTuple):
-    """A name read one way only, with given parts."""
+    """A name read one way, with given parts."""
 
     family: str
     letters: str  # the letters its given parts stand for (``Jun-Hui`` -> ``jh``)
@@ -388,16 +416,19 @@ class _Reading(NamedTuple):
     whole: str  # the given parts' text joined (``Jun-Hui`` / ``Jun Hui`` -> ``junhui``)
 
 
-def _one_reading(name: str) -> _Reading | None:
-    """The one reading of ``name`` with given parts, or None (several readings, or no given name)."""
+def _readings(name: str) -> list[_Reading] | None:
+    """Every reading of ``name``, or None when it has none or one without given names (such a
+    name is compared pair by pair)."""
     parsed = parse_name(name)
-    if len(parsed.readings) != 1 or not parsed.readings[0].given:
+    if not parsed.readings or any(not reading.given for reading in parsed.readings):
         return None
-    reading = parsed.readings[0]
-    head = reading.given[0]
-    return _Reading(reading.family, "".join(i for part in reading.given for i in part.initials),
-                    None if head.is_initial else head.text, all(not p.is_initial for p in reading.given),
-                    "".join(part.text for part in reading.given))
+    out = []
+    for reading in parsed.readings:
+        head = reading.given[0]
+        out.append(_Reading(reading.family, "".join(i for part in reading.given for i in part.initials),
+                            None if head.is_initial else head.text, all(not p.is_initial for p in reading.given),
+                            "".join(part.text for part in reading.given)))
+    return out
 
 
 def compare_block(ev: MentionEvidence, rows: np.ndarray, block_of: np.ndarray | None = None) -> dict[str, np.ndarray]:
