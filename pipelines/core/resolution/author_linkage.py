@@ -266,17 +266,17 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
         canonical=canonical,
         canonical_id=_codes(canonical),
         full=np.array([f[1] for f in forms], dtype=bool),
-        initials=np.array([f[2] for f in forms], dtype=np.int64),
+        initials=np.array([f[2] for f in forms], dtype=np.int8),
         name_rarity=model.name_rarity(canonical),
         coauthors=_bag([sorted(k) for k in coauthor_keys]),
-        coauthor_count=np.array([len(k) for k in coauthor_keys], dtype=np.int64),
+        coauthor_count=np.array([len(k) for k in coauthor_keys], dtype=np.int32),
         titles=_l2_rows(_bag(tokens, title_idf, _idf_of(0, total))),
         title_words=np.array([len(t) for t in tokens], dtype=np.int64),
         affiliation=_codes(affiliations),
         affiliation_words=_l2_rows(_bag(aff_words, affiliation_idf, _idf_of(0, total))),
         affiliation_frequency=model.affiliation_frequency(affiliations),
         venue=_codes(venues),
-        year=np.array([-1 if y is None else int(y) for y in years], dtype=np.int64),
+        year=np.array([-1 if y is None else int(y) for y in years], dtype=np.int16),
     )
 
 
@@ -296,6 +296,10 @@ def per_value(values: list, fn) -> list:
 
 # --- comparisons --------------------------------------------------------------------------------
 
+# Year level per gap in years, 16 and more the last: 0-1, 2-3, 4-7, 8-15, more than 15 apart.
+_YEAR_GAP_LEVEL = np.digitize(np.arange(17), (1.5, 3.5, 7.5, 15.5)).astype(np.int8)
+
+
 def _levels(ev: MentionEvidence, a: np.ndarray, b: np.ndarray, compat: np.ndarray,
             shared_coauthors: np.ndarray, title_cosine: np.ndarray, affiliation_cosine: np.ndarray) -> dict[str, np.ndarray]:
     """Comparison levels of the pairs ``(a, b)`` (any broadcastable index arrays) given their
@@ -314,19 +318,23 @@ def _levels(ev: MentionEvidence, a: np.ndarray, b: np.ndarray, compat: np.ndarra
     name[same & full_a] = 0
 
     shortest = np.minimum(ev.coauthor_count[a], ev.coauthor_count[b])
-    long_lists = np.where(shared_coauthors * 2 >= shortest, 2, 1)
-    coauthors = np.where(shortest >= LONG_AUTHOR_LIST, long_lists, np.where(shared_coauthors == 1, 3, 4))
-    coauthors = np.where(shared_coauthors == 0, 0, coauthors)
-    coauthors = np.where(shortest == 0, -1, coauthors).astype(np.int8)
+    shared_coauthors = shared_coauthors.astype(np.int32)  # counts (dot products of 0/1 rows)
+    long_lists = np.where(shared_coauthors * 2 >= shortest, np.int8(2), np.int8(1))
+    coauthors = np.where(shortest >= LONG_AUTHOR_LIST, long_lists, np.where(shared_coauthors == 1, np.int8(3), np.int8(4)))
+    coauthors = np.where(shared_coauthors == 0, np.int8(0), coauthors)
+    coauthors = np.where(shortest == 0, np.int8(-1), coauthors)
     no_title = (ev.title_words[a] == 0) | (ev.title_words[b] == 0)
-    title = np.where(no_title, -1, np.digitize(title_cosine, (0.05, 0.15, 0.3)))
+    # Levels as counts of thresholds reached (np.digitize's answer, without its binary search).
+    topical = (title_cosine >= 0.05).astype(np.int8) + (title_cosine >= 0.15) + (title_cosine >= 0.3)
+    title = np.where(no_title, np.int8(-1), topical)
     aff_a, aff_b = ev.affiliation[a], ev.affiliation[b]
-    affiliation = np.where((aff_a < 0) | (aff_b < 0), -1,
-                           np.where(aff_a == aff_b, 2, (affiliation_cosine >= 0.5).astype(np.int8)))
+    affiliation = np.where((aff_a < 0) | (aff_b < 0), np.int8(-1),
+                           np.where(aff_a == aff_b, np.int8(2), (affiliation_cosine >= 0.5).astype(np.int8)))
     ven_a, ven_b = ev.venue[a], ev.venue[b]
-    venue = np.where((ven_a < 0) | (ven_b < 0), -1, (ven_a == ven_b).astype(np.int8))
+    venue = np.where((ven_a < 0) | (ven_b < 0), np.int8(-1), (ven_a == ven_b).astype(np.int8))
     ya, yb = ev.year[a], ev.year[b]
-    year = np.where((ya < 0) | (yb < 0), -1, np.digitize(np.abs(ya - yb), (1.5, 3.5, 7.5, 15.5)))
+    gap = np.minimum(np.abs(ya - yb), len(_YEAR_GAP_LEVEL) - 1)
+    year = np.where((ya < 0) | (yb < 0), np.int8(-1), _YEAR_GAP_LEVEL[gap])
     return {"name": name, "coauthors": coauthors, "title": title.astype(np.int8),
             "affiliation": affiliation.astype(np.int8), "venue": venue.astype(np.int8), "year": year.astype(np.int8)}
 
@@ -458,7 +466,7 @@ def pair_weights(ev: MentionEvidence, model: AuthorModel, levels: dict[str, np.n
     identical name (:meth:`AuthorModel.name_rarity`) and of the same affiliation (its share of all
     mentions against the level's ``u``); ``a``: the first mention of each pair."""
     lm = model.linkage
-    weight = lm.match_weight({k: np.where(v == _NOT_COMPARED, -1, v) for k, v in levels.items()})
+    weight = lm.match_weight(levels)  # a level below 0 (missing, not compared) weighs nothing
     floor = 1.0 / max(model.mentions, 1)
     identical = (levels["name"] >= 0) & (levels["name"] <= 2)
     if identical.any():

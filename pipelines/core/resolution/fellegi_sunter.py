@@ -74,10 +74,9 @@ class LinkageModel:
         """``log2(m/u)`` of each level (0 where the level is missing), within ``BAYES_FACTOR_BITS``."""
         table = self.bayes_factors(comparison)
         codes = np.asarray(levels)
-        out = np.zeros(codes.shape, dtype=np.float64)
-        known = codes >= 0
-        out[known] = table[codes[known]]
-        return out
+        # One gather over a table whose last entry (0) every missing level points at: no boolean
+        # mask over the codes (blocks make millions of them).
+        return np.append(table, 0.0)[np.where(codes >= 0, codes, len(table))]
 
     def bayes_factors(self, comparison: str) -> np.ndarray:
         """Per level, ``log2(m/u)`` clipped to ``BAYES_FACTOR_BITS``: EM drives the ``m`` of a
