@@ -186,3 +186,26 @@ def test_the_matcher_fingerprints_cover_every_module_the_matchers_use():
     for info in pkgutil.iter_modules(resolution.__path__):
         importlib.import_module(f"{resolution.__name__}.{info.name}")
         assert info.name in covered_papers | covered_authors | not_matcher_code, info.name
+
+
+def test_a_module_that_only_lends_data_is_in_the_fingerprint(tmp_path, monkeypatch):
+    """A matcher module that imports only data from another (a frozenset of names, a table) still
+    depends on it: changing the data must change the fingerprint."""
+    import importlib
+    import sys
+
+    from pipelines.core.resolution import incremental
+
+    package = tmp_path / "probe_matcher"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "data.py").write_text("NAMES = frozenset({'zhang', 'wang'})\n")
+    (package / "matcher.py").write_text("from probe_matcher.data import NAMES\n\n\ndef known(name):\n    return name in NAMES\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(incremental, "_MATCHER_PACKAGES", ("probe_matcher.",))
+    try:
+        matcher = importlib.import_module("probe_matcher.matcher")
+        assert {m.__name__ for m in incremental.matcher_modules(matcher)} == {"probe_matcher.matcher", "probe_matcher.data"}
+    finally:
+        for name in [n for n in sys.modules if n.startswith("probe_matcher")]:
+            del sys.modules[name]

@@ -136,13 +136,37 @@ def matcher_modules(entry) -> list:
     seen = {entry.__name__: entry}
     todo = [entry]
     while todo:
-        for value in vars(todo.pop()).values():
-            module = value if inspect.ismodule(value) else sys.modules.get(getattr(value, "__module__", None) or "")
+        current = todo.pop()
+        found = [value if inspect.ismodule(value) else sys.modules.get(getattr(value, "__module__", None) or "")
+                 for value in vars(current).values()]
+        # Names imported from a module that are plain data (a frozenset of names) carry no module:
+        # the import statements say where they came from.
+        found += [sys.modules.get(name) for name in _imported_modules(current)]
+        for module in found:
             if module is None or module.__name__ in seen or not module.__name__.startswith(_MATCHER_PACKAGES):
                 continue
             seen[module.__name__] = module
             todo.append(module)
     return [seen[name] for name in sorted(seen)]
+
+
+def _imported_modules(module) -> list[str]:
+    """The modules ``module``'s source imports from (absolute imports; none without source)."""
+    import ast
+    import inspect
+
+    try:
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError):
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+            names += [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+    return names
 
 
 def author_matcher_version() -> str:
