@@ -47,9 +47,9 @@ AUDIENCE = {"core": "analysts", "marts": "analysts", "exports": "apps"}  # else 
 LAYER_CODE = {
     "raw": ["pipelines/staging/build.py", "pipelines/ingest/sources"],
     "staging": ["pipelines/staging/build.py", "pipelines/staging/parsing", "pipelines/textnorm.py"],
-    "enrichment": ["pipelines/ingest/api_lookups.py", "pipelines/ingest/sources"],
-    "core": ["pipelines/core/build.py", "pipelines/core/resolution", "pipelines/core/identity", "pipelines/textnorm.py",
-             "sql/core"],
+    "enrichment": ["pipelines/ingest/api_lookups.py", "pipelines/ingest/lookup_plan.py",
+                   "pipelines/ingest/lookup_answers.py", "pipelines/ingest/sources"],
+    "core": ["pipelines/core", "pipelines/textnorm.py", "sql/core"],
     "marts": ["pipelines/marts/build.py", "pipelines/marts/scoring"],
     "exports": ["pipelines/publish/exports.py", "pipelines/publish/report.py"],
 }
