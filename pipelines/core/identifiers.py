@@ -188,6 +188,22 @@ def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None
     evidence = evidence or IdentifierEvidence()
     rejects: list[pl.DataFrame] = []
     obs: list[pl.DataFrame] = []
+    base = _given_arxiv_ids(latest, rejects)
+    base = _link_openalex(base, evidence.openalex_answers, obs, rejects)
+    listings = _link_arxiv(base, evidence.arxiv_records, obs, rejects)
+    obs.append(_page_observations(evidence.page_ids, listings))
+    observations = pl.concat([o.select(list(_OBS_SCHEMA)).cast(_OBS_SCHEMA) for o in obs])
+    turned_down = [r.select(list(_LISTING_REJECTS)).cast(_LISTING_REJECTS) for r in rejects if r.height]
+    return ListingIdentifiers(
+        listings=listings,
+        observations=observations,
+        rejects=pl.concat(turned_down) if turned_down else pl.DataFrame(schema=_LISTING_REJECTS),
+    )
+
+
+def _given_arxiv_ids(latest: pl.DataFrame, rejects: list[pl.DataFrame]) -> pl.DataFrame:
+    """The listings with their arXiv id normalised and ``arxiv_from`` ('page' unless a title search
+    gave it); an id that is none is a ``malformed`` reject."""
     if "arxiv_id" in latest.columns:
         given = latest.select("listing_key", "source", "arxiv_id",
                               norm=per_distinct("arxiv_id", normalize_arxiv_id),
@@ -204,9 +220,15 @@ def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None
         arxiv_from=(pl.col("arxiv_from").cast(pl.String) if "arxiv_from" in latest.columns else pl.lit(None, pl.String)),
     ).with_columns(arxiv_from=pl.when(pl.col("arxiv_id").is_not_null()).then(pl.col("arxiv_from").fill_null("page")))
     base = base.drop([c for c in ("doi", "openalex_id") if c in base.columns])
+    return base
 
+
+def _link_openalex(base: pl.DataFrame, openalex_answers: pl.DataFrame, obs: list[pl.DataFrame],
+                   rejects: list[pl.DataFrame]) -> pl.DataFrame:
+    """OpenAlex works linked to each listing, by its arXiv id or by a title hit it agrees with:
+    ``openalex_id``, ``openalex_doi`` and an arXiv id from a title hit; their sightings go to ``obs``."""
     # ---- OpenAlex works: by the listing's arXiv id, or a title hit this listing agrees with
-    oa = _openalex_with_lookups(evidence.openalex_answers)
+    oa = _openalex_with_lookups(openalex_answers)
     links = pl.DataFrame(schema={"listing_key": pl.String, "how": pl.String, **{c: oa.schema[c] for c in oa.columns}})
     if oa.height:
         # what hangs off an arXiv id is as strongly linked as the id itself: by a page, or by a title
@@ -248,7 +270,13 @@ def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None
         ).drop("title_arxiv")
     else:
         base = base.with_columns(openalex_id=pl.lit(None, pl.String), openalex_doi=pl.lit(None, pl.String))
+    return base
 
+
+def _link_arxiv(base: pl.DataFrame, arxiv_records: pl.DataFrame, obs: list[pl.DataFrame],
+                rejects: list[pl.DataFrame]) -> pl.DataFrame:
+    """The arXiv side: each listing's id, its record's versions and journal DOI, and the DOI arXiv
+    gives every paper (sightings to ``obs``); the listings with the matcher's ``doi``."""
     # ---- arXiv: the id, its record's versions and journal DOI, and the DOI arXiv gives every paper
     with_id = base.filter(pl.col("arxiv_id").is_not_null()).select(
         "listing_key", "arxiv_id", "partition_date",
@@ -263,7 +291,7 @@ def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None
                               version=pl.lit(None, pl.Int32), source="source", linked_by=pl.lit("derived"),
                               first_seen="partition_date", last_seen="partition_date", current=pl.lit(True),
                               lookup=pl.lit(None, pl.String)))
-    records = evidence.arxiv_records.with_columns(rdoi=per_distinct("doi", normalize_doi))
+    records = arxiv_records.with_columns(rdoi=per_distinct("doi", normalize_doi))
     rec = with_id.select("listing_key", "arxiv_id", record_how=pl.when(pl.col("how") == "page").then(pl.lit("arxiv_id"))
                          .otherwise(pl.lit("title"))).join(records, on="arxiv_id")
     obs.append(rec.with_columns(version=pl.col("versions").list.drop_nulls()).explode("version").select(
@@ -283,15 +311,7 @@ def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None
     listings = (base.join(journal, on="listing_key", how="left")
                 .with_columns(doi=pl.coalesce("arxiv_doi_value", "openalex_doi"))
                 .drop("arxiv_doi_value", "openalex_doi"))
-
-    obs.append(_page_observations(evidence.page_ids, listings))
-    observations = pl.concat([o.select(list(_OBS_SCHEMA)).cast(_OBS_SCHEMA) for o in obs])
-    turned_down = [r.select(list(_LISTING_REJECTS)).cast(_LISTING_REJECTS) for r in rejects if r.height]
-    return ListingIdentifiers(
-        listings=listings,
-        observations=observations,
-        rejects=pl.concat(turned_down) if turned_down else pl.DataFrame(schema=_LISTING_REJECTS),
-    )
+    return listings
 
 
 def _verified_title_hits(base: pl.DataFrame, oa: pl.DataFrame, rejects: list[pl.DataFrame]) -> pl.DataFrame:
