@@ -142,7 +142,33 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
     cannot be read are appended to ``issues`` (``unreadable_value``)."""
     profile = empty_profile()
     issues = [] if issues is None else issues
+    label_index, first_anchor = _read_header(lines, header_end, profile, issues)
+    if label_index is None and first_anchor is None:
+        return None, None
+    name_index = _name_index(lines, header_end, label_index, first_anchor)
+    if name_index is None or not looks_like_person_name(lines[name_index]):
+        return None, None
+    profile["name"] = lines[name_index]
 
+    for i in range(name_index + 1, header_end):
+        line = lines[i]
+        if is_ui_label(line) or is_footer(line):
+            continue
+        if _is_structure(line):
+            break
+        profile["bio"] = line
+        break
+    for i in range(name_index + 1, header_end):
+        if _is_role_line(lines[i]) and len(lines[i]) <= 200:
+            profile["affiliation"] = _affiliation(lines[i])
+            break
+    return profile, profile["name"]
+
+
+def _read_header(lines: list[str], header_end: int, profile: dict, issues: list[dict]) -> tuple[int | None, int | None]:
+    """Fill ``profile``'s metrics from the header's metric lines (trust, counts, claim, declared
+    items); returns the index of the "Researcher profile" label and of the first metric or role
+    line (None when absent)."""
     def count(key: str, raw: str, line: str) -> int | None:
         value = parse_count(raw)
         if value is None:
@@ -164,13 +190,7 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
         if m := _TRUST.match(line):
             if trust_line is None:
                 trust_line = line
-                profile["trust_score"] = int(m["score"])
-                profile["trust_tier"] = m["tier"]
-                if v := _VERIFICATION.search(line):
-                    level = v["level"].replace(" ", "")
-                    profile["verification_level"] = f"L{level[5:]}" if level.startswith("Level") else level
-                if c := _CLAIM.search(line, m.end()):
-                    profile["claimed"] = c["claim"] == "Claimed"
+                _read_trust(m, line, profile)
         elif m := _LIST_HEADER.match(line):
             profile["declared_items"] = count("declared_items", m["n"], line)
         elif _NO_ITEMS.match(line):
@@ -193,10 +213,23 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
                     continue
         if first_anchor is None:
             first_anchor = i
-    if label_index is None and first_anchor is None:
-        return None, None
+    return label_index, first_anchor
 
-    # Name: the line after the "Researcher profile" label, else the line before the bio/anchor.
+
+def _read_trust(m: re.Match, line: str, profile: dict) -> None:
+    """The trust line: score and tier, the verification level and the claim state it may carry."""
+    profile["trust_score"] = int(m["score"])
+    profile["trust_tier"] = m["tier"]
+    if v := _VERIFICATION.search(line):
+        level = v["level"].replace(" ", "")
+        profile["verification_level"] = f"L{level[5:]}" if level.startswith("Level") else level
+    if c := _CLAIM.search(line, m.end()):
+        profile["claimed"] = c["claim"] == "Claimed"
+
+
+def _name_index(lines: list[str], header_end: int, label_index: int | None, first_anchor: int | None) -> int | None:
+    """The name's line: the line after the "Researcher profile" label, else the line before the
+    bio/anchor."""
     name_index = None
     if label_index is not None:
         for i in range(label_index + 1, header_end):
@@ -212,23 +245,7 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
             above = nearest_name_line(lines, name_index, _is_structure)
             if above is not None and looks_like_person_name(lines[above]):
                 name_index = above
-    if name_index is None or not looks_like_person_name(lines[name_index]):
-        return None, None
-    profile["name"] = lines[name_index]
-
-    for i in range(name_index + 1, header_end):
-        line = lines[i]
-        if is_ui_label(line) or is_footer(line):
-            continue
-        if _is_structure(line):
-            break
-        profile["bio"] = line
-        break
-    for i in range(name_index + 1, header_end):
-        if _is_role_line(lines[i]) and len(lines[i]) <= 200:
-            profile["affiliation"] = _affiliation(lines[i])
-            break
-    return profile, profile["name"]
+    return name_index
 
 
 def find_list_header(lines: list[str]) -> int | None:
