@@ -202,14 +202,19 @@ class OpenAlexClient:
         return _Answer(200, data, fetched_at)
 
     # -- single records
+    def _record(self, path: str, parse, **kwargs):
+        """The record at ``path`` parsed by ``parse`` (``parse_work`` / ``parse_author``), or None
+        when OpenAlex answers 404."""
+        answer = self._get(path)
+        if answer.status == 404:
+            return None
+        return parse(answer.data, fetched_at=answer.fetched_at, **kwargs)
+
     def work_by_doi(self, doi: str, *, matched_by: str = "doi") -> OpenAlexWork | None:
         bare = normalize_doi(doi)
         if bare is None:
             raise ValueError(f"not a DOI: {doi!r}")
-        answer = self._get(f"/works/doi:{quote(bare, safe='/')}")
-        if answer.status == 404:
-            return None
-        return parse_work(answer.data, fetched_at=answer.fetched_at, matched_by=matched_by)
+        return self._record(f"/works/doi:{quote(bare, safe='/')}", parse_work, matched_by=matched_by)
 
     def work_by_arxiv_id(self, arxiv_id: str) -> OpenAlexWork | None:
         parsed = parse_arxiv_id(arxiv_id)
@@ -220,25 +225,16 @@ class OpenAlexClient:
         return self.work_by_doi(f"10.48550/arXiv.{parsed[0]}", matched_by="arxiv_doi")
 
     def work_by_id(self, openalex_id: str) -> OpenAlexWork | None:
-        answer = self._get(f"/works/{quote(short_id(openalex_id) or '', safe='')}")
-        if answer.status == 404:
-            return None
-        return parse_work(answer.data, fetched_at=answer.fetched_at, matched_by="openalex_id")
+        return self._record(f"/works/{quote(short_id(openalex_id) or '', safe='')}", parse_work, matched_by="openalex_id")
 
     def author_by_orcid(self, orcid: str) -> OpenAlexAuthor | None:
         bare = normalize_orcid(orcid)
         if bare is None:
             raise ValueError(f"not an ORCID: {orcid!r}")
-        answer = self._get(f"/authors/orcid:{bare}")
-        if answer.status == 404:
-            return None
-        return parse_author(answer.data, fetched_at=answer.fetched_at)
+        return self._record(f"/authors/orcid:{bare}", parse_author)
 
     def author_by_id(self, openalex_id: str) -> OpenAlexAuthor | None:
-        answer = self._get(f"/authors/{quote(short_id(openalex_id) or '', safe='')}")
-        if answer.status == 404:
-            return None
-        return parse_author(answer.data, fetched_at=answer.fetched_at)
+        return self._record(f"/authors/{quote(short_id(openalex_id) or '', safe='')}", parse_author)
 
     def search_work_by_title(self, title: str, year: int | None = None, *, year_tolerance: int = 1,
                              per_page: int = 25) -> OpenAlexWork | None:

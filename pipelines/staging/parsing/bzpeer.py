@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 
 from pipelines.staging.parsing.fields import (
-    NUMBER, arxiv_from_link, arxiv_from_text, code_urls, is_footer, is_paper_link, is_ui_label, overlong_metric,
-    parse_count,
+    LOOSE_NUMBER, NUMBER, code_urls, is_footer, is_ui_label, overlong_metric, parse_count,
 )
 from pipelines.staging.parsing.layout import (
-    Page, content_end, judge_items, looks_like_person_name, nearest_name_line, pick_paper_link, split_items,
+    Page, content_end, item_paper_link, judge_items, looks_like_person_name, nearest_name_line, site_signals,
+    split_items,
 )
 from pipelines.staging.parsing.result import SiteParse, empty_listing, empty_profile, make_issue
 from pipelines.textnorm import normalize_text
@@ -60,12 +60,11 @@ _COUNTS = {
     "close_collaborators": re.compile(rf"^(?P<n>{NUMBER})\s?close\scollaborators?$", re.IGNORECASE),
 }
 # A count line whose value is not a number we read ("-5works", "1.2.3followers"): NULL + an issue.
-_LOOSE = r"(?P<n>[-+−–~≈<>]?\s?\d\S{0,40}?)"
 _LOOSE_COUNTS = {
-    "declared_works": re.compile(rf"^{_LOOSE}\s?works?$", re.IGNORECASE),
-    "followers": re.compile(rf"^{_LOOSE}\s?followers?$", re.IGNORECASE),
-    "topics": re.compile(rf"^{_LOOSE}\s?topics?$", re.IGNORECASE),
-    "close_collaborators": re.compile(rf"^{_LOOSE}\s?close\scollaborators?$", re.IGNORECASE),
+    "declared_works": re.compile(rf"^{LOOSE_NUMBER}\s?works?$", re.IGNORECASE),
+    "followers": re.compile(rf"^{LOOSE_NUMBER}\s?followers?$", re.IGNORECASE),
+    "topics": re.compile(rf"^{LOOSE_NUMBER}\s?topics?$", re.IGNORECASE),
+    "close_collaborators": re.compile(rf"^{LOOSE_NUMBER}\s?close\scollaborators?$", re.IGNORECASE),
 }
 _LONG_SUFFIXES = {"works": "declared_works", "work": "declared_works", "followers": "followers",
                   "follower": "followers", "topics": "topics", "topic": "topics",
@@ -91,23 +90,11 @@ def is_meta_row(line: str) -> bool:
 
 def content_signals(lines: list[str]) -> int:
     """How strongly these lines look like a BZPEER researcher page (for site detection)."""
-    score = 0
-    metas = 0
-    for line in lines:
-        if len(line) > 160:
-            continue
-        if _PROFILE_LABEL.match(line) or _TRUST.match(line):
-            score += 2
-        elif _LIST_HEADER.match(line) and "published" in line.lower():
-            score += 3
-        elif any(rx.match(line) for rx in _COUNTS.values()):
-            score += 1
-        elif metas < 3 and META.match(line):
-            metas += 1
-            score += 1
-        if "BZPEER" in line or "bzpeer" in line:
-            score += 1
-    return score
+    return site_signals(lines, max_len=160, meta=META, tiers=(
+        (2, lambda line: bool(_PROFILE_LABEL.match(line) or _TRUST.match(line))),
+        (3, lambda line: bool(_LIST_HEADER.match(line)) and "published" in line.lower()),
+        (1, lambda line: any(rx.match(line) for rx in _COUNTS.values())),
+    ), brand=lambda line: "BZPEER" in line or "bzpeer" in line)
 
 
 def _is_role_line(line: str) -> bool:
@@ -292,15 +279,7 @@ def _listing(item, draft: dict) -> dict:
     meta = item.meta
     title, abstract = draft["title"], draft["abstract"]
     listing = empty_listing(item.position)
-    paper_url = pick_paper_link(item, draft["title_index"], is_paper_link)
-    arxiv_id, arxiv_version = arxiv_from_link(paper_url) if paper_url else (None, None)
-    if arxiv_id is None:
-        for _, url in item.links:
-            arxiv_id, arxiv_version = arxiv_from_link(url)
-            if arxiv_id:
-                break
-    if arxiv_id is None:
-        arxiv_id, arxiv_version = arxiv_from_text(f"{title}\n{abstract or ''}")
+    paper_url, arxiv_id, arxiv_version = item_paper_link(item, draft["title_index"], title, abstract)
     venue = (meta["venue"] or "").strip() or None
     listing.update(
         title=title,
