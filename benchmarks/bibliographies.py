@@ -179,9 +179,9 @@ def synthetic_papers(seed: int = 7, n_papers: int = 1500) -> tuple[pl.DataFrame,
     return records, pl.DataFrame(truth)
 
 
-def synthetic_mentions(seed: int = 7, n_groups: int = 120) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Mentions (the ``match_authors`` schema) and truth (``mention_id, true_person``)."""
-    rng = random.Random(seed)
+def _synthetic_people(rng: random.Random, n_groups: int):
+    """The people of ``synthetic_mentions``: (persons as (given, family, chinese), the groups of
+    collaborators, the sites each profile owner is on, the people whose names get typos)."""
     persons: list[tuple[str, str, bool]] = []  # (given, family, chinese)
     groups: list[list[int]] = []
     for _ in range(n_groups):
@@ -212,6 +212,13 @@ def synthetic_mentions(seed: int = 7, n_groups: int = 120) -> tuple[pl.DataFrame
         for person in rng.sample(members, max(1, len(members) // 3)):
             profiles[person] = [s for s in ("bzpeer", "scholarfeed") if rng.random() < 0.7] or ["scholarfeed"]
     typo_people = set(rng.sample(range(len(persons)), len(persons) // 40))
+    return persons, groups, profiles, typo_people
+
+
+def synthetic_mentions(seed: int = 7, n_groups: int = 120) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Mentions (the ``match_authors`` schema) and truth (``mention_id, true_person``)."""
+    rng = random.Random(seed)
+    persons, groups, profiles, typo_people = _synthetic_people(rng, n_groups)
 
     rows, truth = [], []
 

@@ -48,7 +48,7 @@ from pipelines.timing import StageTimer, peak_memory_mb  # noqa: E402
 from pipelines.core.resolution.runtime import MatchOptions  # noqa: E402
 from pipelines.settings import Settings  # noqa: E402
 from pipelines.ingest.sources.folder import FolderSource  # noqa: E402
-from benchmarks.synthetic.generator import generate_corpus, mutate  # noqa: E402
+from benchmarks.synthetic import generate_corpus, mutate  # noqa: E402
 from pipelines.textnorm import match_key  # noqa: E402
 
 # A Monday and a Tuesday: Sunday nights resolve every author in any case (incremental.scheduled_full).

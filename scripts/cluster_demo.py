@@ -383,7 +383,7 @@ def compare(a: Path, b: Path) -> tuple[bool, str]:
 # --- main ----------------------------------------------------------------------------------------
 
 
-def main() -> int:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profiles", type=int, default=10_000, help="synthetic profiles (default 10,000)")
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (default 2)")
@@ -393,7 +393,76 @@ def main() -> int:
                         help="novelty chunk steps of the Celery run (default 4; the in-process run keeps the "
                         "default, 1, so the comparison also proves the scores do not depend on it)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (logs, warehouses)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def _demo(args: argparse.Namespace, work: Path, stack: ExitStack) -> tuple[bool, bool, str]:
+    """Servers, instance, corpus, workers, the two runs, their steps and the tables compared (every
+    server and worker started is stopped by ``stack``). Returns (both runs succeeded, the tables
+    are identical, the last line)."""
+    say(f"servers (127.0.0.1, work folder {work}):")
+    pg_env = start_postgres(work, stack)
+    broker = start_redis(work, stack)
+    home = work / "dagster_home"
+    home.mkdir()
+    shutil.copy(DEPLOY / "instance" / "dagster.yaml", home / "dagster.yaml")
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("SCHOLARHOUSE_")}
+    base_env.update(pg_env, DAGSTER_HOME=str(home), PYTHONPATH=str(ROOT),
+                    PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+                    SCHOLARHOUSE_PARSE_SHARD_PAGES=str(args.shard_pages))
+    os.environ.update(pg_env, DAGSTER_HOME=str(home))  # this process reads the same instance
+    import dagster as dg
+
+    # The instance's tables, created once before the workers start (two processes creating
+    # them at the same moment collide: `type "event_logs" already exists`).
+    with dg.DagsterInstance.get() as instance:
+        say(f"  Dagster instance: {type(instance.run_storage).__name__}, "
+            f"{type(instance.event_log_storage).__name__} (deploy/instance/dagster.yaml)")
+
+    say(f"corpus: {args.profiles:,} synthetic profiles (benchmarks.synthetic, seed 0)")
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.synthetic.generator import generate_corpus
+
+    t0 = time.perf_counter()
+    generate_corpus(work / "corpus", profiles=args.profiles, seed=0)
+    say(f"  generated in {time.perf_counter() - t0:.1f} s")
+    captures = work / "corpus" / "captures"
+
+    celery_env = {**base_env, "SCHOLARHOUSE_EXECUTOR": "celery", "SCHOLARHOUSE_CELERY_BROKER": broker,
+                  "SCHOLARHOUSE_CAPTURES": str(captures),
+                  "SCHOLARHOUSE_NOVELTY_CHUNKS": str(args.novelty_chunks),
+                  "SCHOLARHOUSE_WAREHOUSE": str(work / "celery" / "scholarhouse.duckdb")}
+    inproc_env = {**base_env, "SCHOLARHOUSE_CAPTURES": str(captures),
+                  "SCHOLARHOUSE_WAREHOUSE": str(work / "in_process" / "scholarhouse.duckdb")}
+    for d in ("celery", "in_process"):
+        (work / d).mkdir()
+
+    say(f"workers ({args.workers}, deploy/celery/worker.yaml):")
+    workers = start_workers(args.workers, celery_env, work, stack, broker)
+
+    say(f"runs of nightly_refresh for {NIGHT} (dg launch; same code, SCHOLARHOUSE_EXECUTOR decides; "
+        f"novelty in {args.novelty_chunks} chunk steps on Celery, in one in process):")
+    celery_id, celery_s, celery_ok = launch("celery", celery_env, work)
+    inproc_id, inproc_s, inproc_ok = launch("in_process", inproc_env, work)
+    ok = celery_ok and inproc_ok
+
+    say("steps of the Celery run (from the run's event log in PostgreSQL):")
+    celery_steps, inproc_steps = step_table(celery_id, workers), step_table(inproc_id)
+    print_steps(celery_steps, inproc_steps, pooled_steps(celery_id))
+    say(f"  whole runs: celery {celery_s:.1f} s, in-process {inproc_s:.1f} s (dg launch to exit)")
+
+    say("tables (celery warehouse against in-process warehouse):")
+    identical, detail = compare(Path(celery_env["SCHOLARHOUSE_WAREHOUSE"]),
+                                Path(inproc_env["SCHOLARHOUSE_WAREHOUSE"]))
+    if not ok:
+        detail += "; a run failed"
+    line = f"tables identical: {'yes' if identical else 'no'} ({detail})"
+    say("stopping the workers and servers ...")
+    return ok, identical, line
+
+
+def main() -> int:
+    args = _arguments()
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     started = datetime.now(timezone.utc)
@@ -406,64 +475,7 @@ def main() -> int:
     line = "tables identical: no (the demo did not get to the comparison)"
     try:
         with ExitStack() as stack:
-            say(f"servers (127.0.0.1, work folder {work}):")
-            pg_env = start_postgres(work, stack)
-            broker = start_redis(work, stack)
-            home = work / "dagster_home"
-            home.mkdir()
-            shutil.copy(DEPLOY / "instance" / "dagster.yaml", home / "dagster.yaml")
-            base_env = {k: v for k, v in os.environ.items() if not k.startswith("SCHOLARHOUSE_")}
-            base_env.update(pg_env, DAGSTER_HOME=str(home), PYTHONPATH=str(ROOT),
-                            PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-                            SCHOLARHOUSE_PARSE_SHARD_PAGES=str(args.shard_pages))
-            os.environ.update(pg_env, DAGSTER_HOME=str(home))  # this process reads the same instance
-            import dagster as dg
-
-            # The instance's tables, created once before the workers start (two processes creating
-            # them at the same moment collide: `type "event_logs" already exists`).
-            with dg.DagsterInstance.get() as instance:
-                say(f"  Dagster instance: {type(instance.run_storage).__name__}, "
-                    f"{type(instance.event_log_storage).__name__} (deploy/instance/dagster.yaml)")
-
-            say(f"corpus: {args.profiles:,} synthetic profiles (benchmarks.synthetic, seed 0)")
-            sys.path.insert(0, str(ROOT))
-            from benchmarks.synthetic.generator import generate_corpus
-
-            t0 = time.perf_counter()
-            generate_corpus(work / "corpus", profiles=args.profiles, seed=0)
-            say(f"  generated in {time.perf_counter() - t0:.1f} s")
-            captures = work / "corpus" / "captures"
-
-            celery_env = {**base_env, "SCHOLARHOUSE_EXECUTOR": "celery", "SCHOLARHOUSE_CELERY_BROKER": broker,
-                          "SCHOLARHOUSE_CAPTURES": str(captures),
-                          "SCHOLARHOUSE_NOVELTY_CHUNKS": str(args.novelty_chunks),
-                          "SCHOLARHOUSE_WAREHOUSE": str(work / "celery" / "scholarhouse.duckdb")}
-            inproc_env = {**base_env, "SCHOLARHOUSE_CAPTURES": str(captures),
-                          "SCHOLARHOUSE_WAREHOUSE": str(work / "in_process" / "scholarhouse.duckdb")}
-            for d in ("celery", "in_process"):
-                (work / d).mkdir()
-
-            say(f"workers ({args.workers}, deploy/celery/worker.yaml):")
-            workers = start_workers(args.workers, celery_env, work, stack, broker)
-
-            say(f"runs of nightly_refresh for {NIGHT} (dg launch; same code, SCHOLARHOUSE_EXECUTOR decides; "
-                f"novelty in {args.novelty_chunks} chunk steps on Celery, in one in process):")
-            celery_id, celery_s, celery_ok = launch("celery", celery_env, work)
-            inproc_id, inproc_s, inproc_ok = launch("in_process", inproc_env, work)
-            ok = celery_ok and inproc_ok
-
-            say("steps of the Celery run (from the run's event log in PostgreSQL):")
-            celery_steps, inproc_steps = step_table(celery_id, workers), step_table(inproc_id)
-            print_steps(celery_steps, inproc_steps, pooled_steps(celery_id))
-            say(f"  whole runs: celery {celery_s:.1f} s, in-process {inproc_s:.1f} s (dg launch to exit)")
-
-            say("tables (celery warehouse against in-process warehouse):")
-            identical, detail = compare(Path(celery_env["SCHOLARHOUSE_WAREHOUSE"]),
-                                        Path(inproc_env["SCHOLARHOUSE_WAREHOUSE"]))
-            if not ok:
-                detail += "; a run failed"
-            line = f"tables identical: {'yes' if identical else 'no'} ({detail})"
-            say("stopping the workers and servers ...")
+            ok, identical, line = _demo(args, work, stack)
     except Stop as exc:
         line = f"tables identical: no (stopped by {exc})"
     except Exception as exc:  # noqa: BLE001 - say it, after the cleanup, in one line

@@ -448,7 +448,6 @@ def run_splink(
         return pl.DataFrame({"record_id": ids, "cluster_id": ids}, schema=CLUSTER_SCHEMA), info
 
     import duckdb
-    from splink import DuckDBAPI, Linker
 
     phases: dict[str, float] = {}
     lap_start = [0.0]
@@ -464,43 +463,59 @@ def run_splink(
         phases["train_u"] = _lap()
         con = _connect(duckdb, threads)
         try:
-            db_api = DuckDBAPI(connection=con)
-            frame = db_api.register(prepared.to_arrow(), dataset_display_name="paper_records")
-            linker = Linker(frame, model, log_level=logging.ERROR)
-            info["notes"] = _estimate_lambda_and_m(linker, prepared, em_max_pairs)
-            phases["train_lambda_m"] = _lap()
-
-            blocked = linker.inference.compute_blocked_pairs_for_predict()  # cached; predict reuses it
-            info["pairs_scored"] = _count(con, blocked.physical_name)
-            phases["block"] = _lap()
-            predictions = linker.inference.predict(threshold_match_probability=threshold, warning_mode="never")
-            info["pairs_above_threshold"] = _count(con, predictions.physical_name)
-            phases["predict"] = _lap()
-            clustered = linker.clustering.cluster_pairwise_predictions_at_threshold(
-                predictions, threshold_match_probability=threshold
-            )
-            assigned = pl.from_arrow(
-                con.sql(
-                    f"SELECT CAST(unique_id AS VARCHAR) AS record_id, CAST(cluster_id AS VARCHAR) AS cluster_id "
-                    f"FROM {clustered.physical_name}"
-                ).to_arrow_table()
-            )
-            phases["cluster"] = _lap()
+            assigned = _link(con, prepared, model, threshold=threshold, em_max_pairs=em_max_pairs, info=info,
+                             phases=phases, lap=_lap)
         finally:
             con.close()
         info["seconds"] = round(time.perf_counter() - started, 3)
     info["peak_mb"] = memory.peak_mb
     info["phase_seconds"] = phases
 
-    # Splink names a cluster after one member; make it the smallest record_id whatever the version does.
+    return _clusters(prepared, assigned), info
+
+
+def _link(con, prepared: pl.DataFrame, model, *, threshold: float, em_max_pairs: float | None, info: dict,
+          phases: dict[str, float], lap) -> pl.DataFrame:
+    """Train lambda and m, block, predict and cluster on ``con``; the counts and notes go to ``info``,
+    each phase's seconds (``lap()``) to ``phases``. Returns Splink's (record_id, cluster_id) rows."""
+    from splink import DuckDBAPI, Linker
+
+    db_api = DuckDBAPI(connection=con)
+    frame = db_api.register(prepared.to_arrow(), dataset_display_name="paper_records")
+    linker = Linker(frame, model, log_level=logging.ERROR)
+    info["notes"] = _estimate_lambda_and_m(linker, prepared, em_max_pairs)
+    phases["train_lambda_m"] = lap()
+
+    blocked = linker.inference.compute_blocked_pairs_for_predict()  # cached; predict reuses it
+    info["pairs_scored"] = _count(con, blocked.physical_name)
+    phases["block"] = lap()
+    predictions = linker.inference.predict(threshold_match_probability=threshold, warning_mode="never")
+    info["pairs_above_threshold"] = _count(con, predictions.physical_name)
+    phases["predict"] = lap()
+    clustered = linker.clustering.cluster_pairwise_predictions_at_threshold(
+        predictions, threshold_match_probability=threshold
+    )
+    assigned = pl.from_arrow(
+        con.sql(
+            f"SELECT CAST(unique_id AS VARCHAR) AS record_id, CAST(cluster_id AS VARCHAR) AS cluster_id "
+            f"FROM {clustered.physical_name}"
+        ).to_arrow_table()
+    )
+    phases["cluster"] = lap()
+    return assigned
+
+
+def _clusters(prepared: pl.DataFrame, assigned: pl.DataFrame) -> pl.DataFrame:
+    """One row per input record, in input order: Splink's cluster, named after its smallest record_id
+    (Splink names a cluster after one member, whichever the version picks); a record it left out is
+    its own cluster."""
     assigned = assigned.with_columns(pl.col("record_id").min().over("cluster_id").alias("cluster_id"))
-    clusters = (
+    return (
         prepared.select(pl.col("unique_id").alias("record_id"))
         .join(assigned, on="record_id", how="left", maintain_order="left")
         .with_columns(pl.col("cluster_id").fill_null(pl.col("record_id")))
         .cast(CLUSTER_SCHEMA)
     )
-    return clusters, info
 
 
 # --- CLI ------------------------------------------------------------------------------------------

@@ -129,6 +129,21 @@ def _draw_authorship(rng, activity, sizes, comm_start, person_comm, has_profile,
     cum_lo = np.where(comm_start > 0, cum[comm_start - 1], 0.0)
     cum_hi = cum[comm_start + sizes - 1]
 
+    a_paper, a_person, a_key = _community_authors(rng, cum, cum_lo, cum_hi, paper_comm, kin, comm_start,
+                                                  sizes, n_people)
+    a_paper, a_person = _add_outsiders(rng, a_paper, a_person, a_key, n_out, paper_comm, kin, cum, cum_lo, cum_hi,
+                                       comm_start, sizes, n_people)
+    a_paper, a_person, paper_comm = _orphan_papers(rng, a_paper, a_person, paper_comm, person_comm, has_profile,
+                                                   comm_start, sizes, n_people)
+    _lab_heads_last(rng, a_paper, a_person, paper_comm, activity)
+    return a_paper, a_person, paper_comm
+
+
+def _community_authors(rng, cum, cum_lo, cum_hi, paper_comm, kin, comm_start, sizes, n_people):
+    """Each paper's in-community authors: weighted draws with replacement inside the community,
+    oversampled, first occurrences kept, ``kin`` of them; returns (paper, person, key) rows with the
+    byline keys at even numbers."""
+    n_p0 = len(paper_comm)
     # weighted draws with replacement inside the community, oversampled, first occurrences kept
     draws = np.ceil(kin * 1.5).astype(np.int64) + 1
     d_paper = np.repeat(np.arange(n_p0), draws)
@@ -149,7 +164,13 @@ def _draw_authorship(rng, activity, sizes, comm_start, person_comm, has_profile,
     a_paper, a_person = d_paper[kept], d_person[kept]
     a_key = 2 * rank                       # in-community authors at even keys
     del d_paper, d_person, kept, rank
+    return a_paper, a_person, a_key
 
+
+def _add_outsiders(rng, a_paper, a_person, a_key, n_out, paper_comm, kin, cum, cum_lo, cum_hi, comm_start, sizes,
+                   n_people):
+    """The authors with ``n_out`` outsiders per paper inserted at random byline positions."""
+    n_p0, n_comm = len(paper_comm), len(sizes)
     # outsiders from neighbouring communities (mostly the same field), at odd keys: interleaved
     o_paper = np.repeat(np.arange(n_p0), n_out)
     if len(o_paper):
@@ -168,8 +189,12 @@ def _draw_authorship(rng, activity, sizes, comm_start, person_comm, has_profile,
         order = np.argsort(a_paper * 64 + a_key, kind="stable")
         a_paper, a_person = a_paper[order], a_person[order]
         del order
-    del a_key
+    return a_paper, a_person
 
+
+def _orphan_papers(rng, a_paper, a_person, paper_comm, person_comm, has_profile, comm_start, sizes, n_people):
+    """Every profile holder has at least one paper: the unlucky ones get a small paper in their group."""
+    n_p0 = len(paper_comm)
     # every profile holder has at least one paper: give the unlucky ones a small paper in their group
     per_person = np.bincount(a_person, minlength=n_people)
     orphans = np.flatnonzero(has_profile & (per_person == 0))
@@ -191,7 +216,11 @@ def _draw_authorship(rng, activity, sizes, comm_start, person_comm, has_profile,
         a_paper = np.concatenate((a_paper, e_paper[order]))
         a_person = np.concatenate((a_person, e_person[order]))
         paper_comm = np.concatenate((paper_comm, person_comm[orphans]))
+    return a_paper, a_person, paper_comm
 
+
+def _lab_heads_last(rng, a_paper, a_person, paper_comm, activity) -> None:
+    """On 40% of papers with 3+ authors the most active author swaps into last place (in place)."""
     # lab heads last: on 40% of papers with 3+ authors the most active author swaps into last place
     n_p = len(paper_comm)
     counts = np.bincount(a_paper, minlength=n_p)
@@ -206,7 +235,6 @@ def _draw_authorship(rng, activity, sizes, comm_start, person_comm, has_profile,
     head = head[flagged[a_paper[head]]]
     last = ptr[a_paper[head] + 1] - 1
     a_person[head], a_person[last] = a_person[last], a_person[head].copy()
-    return a_paper, a_person, paper_comm
 
 
 def _drop_duplicate_authors(a_paper, a_person, a_key, n_people):

@@ -382,113 +382,161 @@ def _join_syllables(syllables: list[str], style: str) -> str:
     return a + " " + b.capitalize()   # "spaced"
 
 
+class _Variants:
+    """A name's variant forms, in the order drawn (a form is kept once)."""
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[str, str]] = []
+
+    def add(self, kind: str, form: str) -> None:
+        if form and all(form != v for _, v in self.pairs):
+            self.pairs.append((kind, form))
+
+
+def _chinese_or_korean(rng: random.Random, culture: str, v: _Variants) -> tuple[str, str]:
+    """Chinese or Korean: syllables joined one of several ways, family name last."""
+    if culture == "chinese":
+        family = _pick(rng, _CN_SUR_CUM)[0]
+        n_syl = 1 if rng.random() < 0.22 else 2
+        syllables = [_pick(rng, _CN_SYL_CUM)[0] for _ in range(n_syl)]
+        style = rng.choices(("joined", "hyphen_cap", "hyphen_low", "camel"), weights=(84, 8, 4, 4))[0]
+    else:
+        family = _pick(rng, _KR_SUR_CUM)[0]
+        syllables = [_pick(rng, _KR_SYL_CUM)[0] for _ in range(2)]
+        style = rng.choices(("joined", "hyphen_cap", "hyphen_low", "spaced"), weights=(35, 35, 25, 5))[0]
+    given = _join_syllables(syllables, style)
+    canonical = f"{given} {family}"
+    if len(syllables) == 2:
+        for other in ("joined", "hyphen_cap", "hyphen_low", "camel"):
+            if other != style:
+                v.add("given_joining", f"{_join_syllables(syllables, other)} {family}")
+                if len(v.pairs) >= 2:
+                    break
+    v.add("initials", f"{_initial(_join_syllables(syllables, 'hyphen_cap') if rng.random() < 0.4 else given)} {family}")
+    v.add("family_first", f"{family} {given}")
+    if rng.random() < 0.15:
+        v.add("family_upper", f"{family.upper()} {given}")
+    return canonical, family
+
+
+def _japanese(rng: random.Random, v: _Variants) -> tuple[str, str]:
+    """Japanese: given name first, sometimes written with macrons."""
+    family = _pick(rng, _JP_SUR_CUM)[0]
+    given = _pick(rng, _JP_GIV_CUM)[0]
+    canonical = f"{given} {family}"
+    macron = f"{JAPANESE_MACRONS.get(given, given)} {JAPANESE_MACRONS.get(family, family)}"
+    if macron != canonical:
+        if rng.random() < 0.2:   # some people write their own name with macrons
+            canonical, macron = macron, canonical
+        v.add("diacritics", macron)
+    v.add("initials", f"{given[0]}. {canonical.split(' ')[-1]}")
+    v.add("family_first", " ".join(reversed(canonical.split(" "))))
+    family = canonical.split(" ")[-1]
+    return canonical, family
+
+
+def _vietnamese(rng: random.Random, v: _Variants) -> tuple[str, str]:
+    """Vietnamese: family, middle and given names, with or without diacritics."""
+    fam_ascii, fam_dia, _ = _pick(rng, _VN_SUR_CUM)
+    if rng.random() < 0.3:
+        giv_ascii, giv_dia, _ = _pick(rng, _VN_GIV_CUM)
+    else:   # middle + given name ("Van Anh", "Duc Huy")
+        (m_a, m_d), (l_a, l_d) = rng.choice(VIETNAMESE_GIVEN_PARTS), rng.choice(VIETNAMESE_GIVEN_LAST)
+        giv_ascii, giv_dia = f"{m_a} {l_a}", f"{m_d} {l_d}"
+    with_dia = rng.random() < 0.15
+    given, family = (giv_dia, fam_dia) if with_dia else (giv_ascii, fam_ascii)
+    canonical = f"{given} {family}"
+    v.add("diacritics", f"{giv_ascii} {fam_ascii}" if with_dia else f"{giv_dia} {fam_dia}")
+    v.add("family_first", f"{family} {given}")
+    v.add("initials", f"{_initial(given)} {family}")
+    return canonical, family
+
+
+def _western_or_indian(rng: random.Random, culture: str, v: _Variants) -> tuple[str, str]:
+    """Western or Indian: a given name, sometimes a middle initial, a family name."""
+    if culture == "western":
+        given = _pick(rng, _WE_GIV_CUM)[0]
+        family = _pick(rng, _WE_SUR_CUM)[0]
+        has_middle = rng.random() < 0.3
+    else:
+        given = _pick(rng, _IN_GIV_CUM)[0]
+        family = _pick(rng, _IN_SUR_CUM)[0]
+        has_middle = rng.random() < 0.15
+    middle = rng.choice("ABCDEFGHJKLMNPRSTW") + "." if has_middle else ""
+    canonical = f"{given} {middle} {family}" if middle else f"{given} {family}"
+    v.add("initials", f"{given[0]}. {family}")
+    if middle:
+        v.add("initials", f"{given[0]}. {middle} {family}")
+        v.add("middle", f"{given} {family}")
+    else:
+        v.add("middle", f"{given} {rng.choice('ABCDEFGHJKLMNPRSTW')}. {family}")
+    return canonical, family
+
+
+def _european(rng: random.Random, culture: str, v: _Variants) -> tuple[str, str]:
+    """European (by country): accents folded, German transliteration, Iberian double surnames."""
+    givens, families = EUROPEAN[culture][0], _EU_SURNAMES[culture]
+    given, family = rng.choice(givens), rng.choice(families)
+    if culture == "iberian" and rng.random() < 0.25:
+        second = rng.choice(families)
+        if second != family:
+            family_hyph = f"{family}-{second}"
+            v.add("double_surname", f"{given} {family} {second}")
+            v.add("double_surname", f"{given} {family}")
+            family = family_hyph
+    canonical = f"{given} {family}"
+    folded = fold_ascii(canonical)
+    if culture == "german":
+        v.add("transliteration", _german_translit(canonical))
+    v.add("ascii_fold", folded)
+    v.add("initials", f"{given[0]}. {family}")
+    return canonical, family
+
+
+def _russian(rng: random.Random, v: _Variants) -> tuple[str, str]:
+    """Russian: transliteration variants of the given name."""
+    family_forms = rng.choice(RUSSIAN_GIVEN) if rng.random() < 0.5 else (rng.choice(RUSSIAN_GIVEN_MORE),)
+    given, family = family_forms[0], rng.choice(_RU_SURNAMES)
+    if len(family_forms) > 1 and rng.random() < 0.4:
+        given = family_forms[1]
+    canonical = f"{given} {family}"
+    for alt in family_forms:
+        if alt != given:
+            v.add("transliteration", f"{alt} {family}")
+    v.add("initials", f"{given[0]}. {family}")
+    return canonical, family
+
+
+def _persian(rng: random.Random, v: _Variants) -> tuple[str, str]:
+    """Persian: transliteration variants of the given name."""
+    forms = rng.choice(PERSIAN_GIVEN) if rng.random() < 0.5 else (rng.choice(PERSIAN_GIVEN_MORE),)
+    given, family = rng.choice(forms), rng.choice(_FA_SURNAMES)
+    canonical = f"{given} {family}"
+    for alt in forms:
+        if alt != given:
+            v.add("transliteration", f"{alt} {family}")
+    v.add("initials", f"{given[0]}. {family}")
+    return canonical, family
+
+
 def make_name(rng: random.Random, culture: str) -> PersonName:
     """Draw one person's name in the given culture with its variants."""
-    variants: list[tuple[str, str]] = []
-
-    def add(kind: str, form: str) -> None:
-        if form and all(form != v for _, v in variants):
-            variants.append((kind, form))
-
-    middle = ""
+    forms = _Variants()
     if culture in ("chinese", "korean"):
-        if culture == "chinese":
-            family = _pick(rng, _CN_SUR_CUM)[0]
-            n_syl = 1 if rng.random() < 0.22 else 2
-            syllables = [_pick(rng, _CN_SYL_CUM)[0] for _ in range(n_syl)]
-            style = rng.choices(("joined", "hyphen_cap", "hyphen_low", "camel"), weights=(84, 8, 4, 4))[0]
-        else:
-            family = _pick(rng, _KR_SUR_CUM)[0]
-            syllables = [_pick(rng, _KR_SYL_CUM)[0] for _ in range(2)]
-            style = rng.choices(("joined", "hyphen_cap", "hyphen_low", "spaced"), weights=(35, 35, 25, 5))[0]
-        given = _join_syllables(syllables, style)
-        canonical = f"{given} {family}"
-        if len(syllables) == 2:
-            for other in ("joined", "hyphen_cap", "hyphen_low", "camel"):
-                if other != style:
-                    add("given_joining", f"{_join_syllables(syllables, other)} {family}")
-                    if len(variants) >= 2:
-                        break
-        add("initials", f"{_initial(_join_syllables(syllables, 'hyphen_cap') if rng.random() < 0.4 else given)} {family}")
-        add("family_first", f"{family} {given}")
-        if rng.random() < 0.15:
-            add("family_upper", f"{family.upper()} {given}")
+        canonical, family = _chinese_or_korean(rng, culture, forms)
     elif culture == "japanese":
-        family = _pick(rng, _JP_SUR_CUM)[0]
-        given = _pick(rng, _JP_GIV_CUM)[0]
-        canonical = f"{given} {family}"
-        macron = f"{JAPANESE_MACRONS.get(given, given)} {JAPANESE_MACRONS.get(family, family)}"
-        if macron != canonical:
-            if rng.random() < 0.2:   # some people write their own name with macrons
-                canonical, macron = macron, canonical
-            add("diacritics", macron)
-        add("initials", f"{given[0]}. {canonical.split(' ')[-1]}")
-        add("family_first", " ".join(reversed(canonical.split(" "))))
-        family = canonical.split(" ")[-1]
+        canonical, family = _japanese(rng, forms)
     elif culture == "vietnamese":
-        fam_ascii, fam_dia, _ = _pick(rng, _VN_SUR_CUM)
-        if rng.random() < 0.3:
-            giv_ascii, giv_dia, _ = _pick(rng, _VN_GIV_CUM)
-        else:   # middle + given name ("Van Anh", "Duc Huy")
-            (m_a, m_d), (l_a, l_d) = rng.choice(VIETNAMESE_GIVEN_PARTS), rng.choice(VIETNAMESE_GIVEN_LAST)
-            giv_ascii, giv_dia = f"{m_a} {l_a}", f"{m_d} {l_d}"
-        with_dia = rng.random() < 0.15
-        given, family = (giv_dia, fam_dia) if with_dia else (giv_ascii, fam_ascii)
-        canonical = f"{given} {family}"
-        add("diacritics", f"{giv_ascii} {fam_ascii}" if with_dia else f"{giv_dia} {fam_dia}")
-        add("family_first", f"{family} {given}")
-        add("initials", f"{_initial(given)} {family}")
+        canonical, family = _vietnamese(rng, forms)
     elif culture in ("western", "indian"):
-        if culture == "western":
-            given = _pick(rng, _WE_GIV_CUM)[0]
-            family = _pick(rng, _WE_SUR_CUM)[0]
-            has_middle = rng.random() < 0.3
-        else:
-            given = _pick(rng, _IN_GIV_CUM)[0]
-            family = _pick(rng, _IN_SUR_CUM)[0]
-            has_middle = rng.random() < 0.15
-        middle = rng.choice("ABCDEFGHJKLMNPRSTW") + "." if has_middle else ""
-        canonical = f"{given} {middle} {family}" if middle else f"{given} {family}"
-        add("initials", f"{given[0]}. {family}")
-        if middle:
-            add("initials", f"{given[0]}. {middle} {family}")
-            add("middle", f"{given} {family}")
-        else:
-            add("middle", f"{given} {rng.choice('ABCDEFGHJKLMNPRSTW')}. {family}")
+        canonical, family = _western_or_indian(rng, culture, forms)
     elif culture in EUROPEAN:
-        givens, families = EUROPEAN[culture][0], _EU_SURNAMES[culture]
-        given, family = rng.choice(givens), rng.choice(families)
-        if culture == "iberian" and rng.random() < 0.25:
-            second = rng.choice(families)
-            if second != family:
-                family_hyph = f"{family}-{second}"
-                add("double_surname", f"{given} {family} {second}")
-                add("double_surname", f"{given} {family}")
-                family = family_hyph
-        canonical = f"{given} {family}"
-        folded = fold_ascii(canonical)
-        if culture == "german":
-            add("transliteration", _german_translit(canonical))
-        add("ascii_fold", folded)
-        add("initials", f"{given[0]}. {family}")
+        canonical, family = _european(rng, culture, forms)
     elif culture == "russian":
-        family_forms = rng.choice(RUSSIAN_GIVEN) if rng.random() < 0.5 else (rng.choice(RUSSIAN_GIVEN_MORE),)
-        given, family = family_forms[0], rng.choice(_RU_SURNAMES)
-        if len(family_forms) > 1 and rng.random() < 0.4:
-            given = family_forms[1]
-        canonical = f"{given} {family}"
-        for alt in family_forms:
-            if alt != given:
-                add("transliteration", f"{alt} {family}")
-        add("initials", f"{given[0]}. {family}")
+        canonical, family = _russian(rng, forms)
     else:  # persian
-        forms = rng.choice(PERSIAN_GIVEN) if rng.random() < 0.5 else (rng.choice(PERSIAN_GIVEN_MORE),)
-        given, family = rng.choice(forms), rng.choice(_FA_SURNAMES)
-        canonical = f"{given} {family}"
-        for alt in forms:
-            if alt != given:
-                add("transliteration", f"{alt} {family}")
-        add("initials", f"{given[0]}. {family}")
+        canonical, family = _persian(rng, forms)
+    variants = forms.pairs
 
     pairs = [(k, v) for k, v in variants if v != canonical]
     # Most people sign their papers with the canonical name; some habitually use another form

@@ -1,6 +1,6 @@
 """Turn one page of the latent world into the bytes a capture would hold, plus its truth rows.
 
-A page is first built as a small *document*: a sequence of block lines (each with a tag and
+A page is first built as a small *document* (``document.py``): a sequence of block lines (each with a tag and
 inline parts), blank-line markers and wrapper open/close tags. The same document is then
 serialised either as **visible text** (the samples' format: one block per line, blank lines
 where the page has paragraph spacing, inline parts glued) or as **HTML page source** (doctype,
@@ -19,7 +19,6 @@ they were.
 from __future__ import annotations
 
 import gzip
-import html
 import json
 import random
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from .names import surname_typo
 from .titles import listing_title, slugify
 from .abstracts import COMPILED_BANKS, COMPILED_CODE, COMPILED_PROPOSE, PLAN_COLS, PLAN_ROLES, ABSTRACT_MIN
 from .draws import FastRandom, seed_for
+from .document import Doc, attr, esc, new_doc
 from .world import BAD_KINDS, CATEGORY_CODES, SITE_BZPEER, World, day_to_date
 
 BZPEER_BIO = "{name} contributes to research discovery and scholarly infrastructure."
@@ -54,158 +54,6 @@ class PageResult:
     listed: int = 0
     truncated_at: int | None = None                # 1-based position of the cut item
     facts: dict = field(default_factory=dict)      # metrics the page shows (for metric-check benchmarks)
-
-
-# ---------------------------------------------------------------------------------------------
-# document model
-# ---------------------------------------------------------------------------------------------
-_OPEN, _CLOSE, _LINE, _BLANK, _ITEM_START, _ITEM_END = range(6)
-
-
-def esc(text: str) -> str:
-    return html.escape(text, quote=False)
-
-
-def attr(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
-class Doc:
-    """Blocks with inline parts; serialises to visible text or to HTML with the same text.
-
-    A part is a pair (html, text). A text-only document (``html=False``) skips building the HTML
-    half (None), which is most of the cost of a page.
-    """
-
-    __slots__ = ("tokens", "html")
-
-    def __init__(self, html: bool) -> None:
-        self.tokens: list[tuple] = []
-        self.html = html
-
-    def span(self, cls: str, text: str, tag: str = "span") -> tuple[str | None, str]:
-        return (f'<{tag} class="{cls}">{esc(text)}</{tag}>' if self.html else None), text
-
-    def plain(self, text: str) -> tuple[str | None, str]:
-        return (esc(text) if self.html else None), text
-
-    def link(self, href: str | None, text: str, cls: str = "") -> tuple[str | None, str]:
-        """An inline link; ``href`` may be None for a text-only document."""
-        if not self.html:
-            return None, text
-        c = f' class="{cls}"' if cls else ""
-        return f'<a{c} href="{attr(href or "")}">{esc(text)}</a>', text
-
-    def open(self, tag_html: str) -> None:
-        self.tokens.append((_OPEN, tag_html))
-
-    def close(self, tag_html: str) -> None:
-        self.tokens.append((_CLOSE, tag_html))
-
-    def line(self, tag: str, attrs: str, parts, gap: bool = False) -> None:
-        """A block line; ``gap``: a blank line follows (paragraph spacing)."""
-        if isinstance(parts, str):
-            parts = (self.plain(parts),)
-        elif not isinstance(parts[0], tuple):   # a single (html, text) pair
-            parts = (parts,)
-        self.tokens.append((_LINE, tag, attrs, parts))
-        if gap:
-            self.tokens.append((_BLANK,))
-
-    def blank(self) -> None:
-        self.tokens.append((_BLANK,))
-
-    def item_start(self) -> None:
-        self.tokens.append((_ITEM_START,))
-
-    def item_end(self) -> None:
-        self.tokens.append((_ITEM_END,))
-
-    def to_html(self) -> tuple[str, list[tuple[int, int]]]:
-        """The ``<main>`` inner HTML and the character span of every item within it."""
-        out: list[str] = []
-        pos = 0
-        spans: list[tuple[int, int]] = []
-        start = 0
-        for tok in self.tokens:
-            kind = tok[0]
-            if kind == _LINE:
-                _, tag, attrs, parts = tok
-                frag = f"<{tag}{attrs}>" + "".join(p[0] for p in parts) + f"</{tag}>"
-            elif kind == _OPEN or kind == _CLOSE:
-                frag = tok[1]
-            elif kind == _ITEM_START:
-                start = pos
-                continue
-            elif kind == _ITEM_END:
-                spans.append((start, pos))
-                continue
-            else:
-                continue
-            out.append(frag)
-            pos += len(frag) + 1
-        return "\n".join(out), spans
-
-
-class TextDoc:
-    """The text-only twin of ``Doc``: same interface, keeps only the visible lines (fast path)."""
-
-    __slots__ = ("lines", "items", "_start")
-    html = False
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.items: list[tuple[int, int]] = []   # (first line, end line) of every item
-        self._start = 0
-
-    @staticmethod
-    def span(cls: str, text: str, tag: str = "span") -> tuple[None, str]:
-        return None, text
-
-    @staticmethod
-    def plain(text: str) -> tuple[None, str]:
-        return None, text
-
-    @staticmethod
-    def link(href: str | None, text: str, cls: str = "") -> tuple[None, str]:
-        return None, text
-
-    def open(self, tag_html: str) -> None:
-        pass
-
-    close = open
-
-    def line(self, tag: str, attrs: str, parts, gap: bool = False) -> None:
-        if isinstance(parts, str):
-            self.lines.append(parts)
-        elif not isinstance(parts[0], tuple):
-            self.lines.append(parts[1])
-        else:
-            self.lines.append("".join([p[1] for p in parts]))
-        if gap:
-            self.lines.append("")
-
-    def blank(self) -> None:
-        self.lines.append("")
-
-    def item_start(self) -> None:
-        self._start = len(self.lines)
-
-    def item_end(self) -> None:
-        self.items.append((self._start, len(self.lines)))
-
-    def to_text(self) -> tuple[str, list[tuple[int, int]]]:
-        """Visible text and the (start, end) character span of every item."""
-        offsets = [0]
-        for text in self.lines:
-            offsets.append(offsets[-1] + len(text) + 1)
-        spans = [(offsets[a], offsets[b] - 1) for a, b in self.items]
-        return "\n".join(self.lines), spans
-
-
-def new_doc(html: bool):
-    """A document builder: ``Doc`` (HTML and text) for HTML pages, ``TextDoc`` for text pages."""
-    return Doc(True) if html else TextDoc()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,7 +288,6 @@ def _bzpeer_doc(world: World, page: int, prng: random.Random, name: str, listing
     cats = {int(c) for c in world.paper_category[known].tolist()}
     topics = max(1, min(40, len(cats) + prng.randint(0, 6)))
     collaborators = _close_collaborators(world, page, known)
-    url = world.page_url[page]
 
     d = new_doc(is_html)
     sp = d.span
@@ -465,6 +312,15 @@ def _bzpeer_doc(world: World, page: int, prng: random.Random, name: str, listing
     d.close("</ul>")
     d.close("</section>")
     d.blank()
+    _bzpeer_panels(d, world, page, followers, is_html)
+    _bzpeer_works(d, world, listings, declared, is_html)
+    return d, {"claimed": claimed, "followers": followers, "trust_score": score}
+
+
+def _bzpeer_panels(d: Doc, world: World, page: int, followers: int, is_html: bool) -> None:
+    """BZPEER's fixed panels between the trust snapshot and the works: actions, identity and
+    collaboration, the research graph."""
+    url = world.page_url[page]
     d.open('<section class="actions">')
     d.line("p", ' class="section-title"', "Actions", gap=True)
     d.line("p", "", "Decide how to stay connected", gap=True)
@@ -490,6 +346,11 @@ def _bzpeer_doc(world: World, page: int, prng: random.Random, name: str, listing
     d.line("h3", ' class="loading-title"', "Building this graph slice", gap=True)
     d.line("p", ' class="loading"', "BZPEER is loading the nearby papers, people, topics and institutions for this page.", gap=True)
     d.close("</section>")
+
+
+def _bzpeer_works(d: Doc, world: World, listings: list[_Listing], declared: int, is_html: bool) -> None:
+    """BZPEER's "Published work" section: one work card per listing."""
+    sp = d.span
     d.open('<section class="published-work">')
     d.line("h2", "", "Published work", gap=True)
     d.line("p", ' class="count"', f"{count_str(declared)} published item(s)")
@@ -509,7 +370,6 @@ def _bzpeer_doc(world: World, page: int, prng: random.Random, name: str, listing
         d.close("</article>")
         d.item_end()
     d.close("</section>")
-    return d, {"claimed": claimed, "followers": followers, "trust_score": score}
 
 
 def _scholarfeed_doc(world: World, page: int, prng: random.Random, name: str, listings: list[_Listing],

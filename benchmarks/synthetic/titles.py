@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import re
+from typing import NamedTuple
 
 from .vocab import (
     ABBREV_RE, ACRONYM_PREFIXES, ACRONYM_SUFFIXES, ADJECTIVES, CONCEPTS, EXPAND_RE, GERUNDS,
@@ -116,79 +117,127 @@ def _draw_title(
     twin_word = rng.choice(_TWIN_WORDS) if twin_source else None
     adj = _adjective(rng, twin_word, latex and not twin_source)
     r = rng.random()
+    w = _TitleWords(adj, obj, task, tech, hw, twin_word)
     if field.key == "hpc" and r < 0.08:
-        # Old-style HPC titles, mostly lower case (sample 001: "... in HONPAS package").
-        noun = rng.choice(("algorithm", "scheme", "method", "strategy"))
-        name, _ = coin_name(rng, field)
-        pkg = name if name.isupper() or len(name) <= 6 else (_initials_acronym(obj + " " + tech, rng) or name)
-        title = f"The {lower_phrase(adj)} {lower_phrase(tech)} {noun} for {lower_phrase(obj)} in {pkg} package"
-        return title, "", ""
+        return _hpc_title(rng, field, w)
     if r < 0.42:
-        name, expansion = coin_name(rng, field)
-        if expansion and rng.random() < 0.5:
-            sub = f"{expansion} for {twin_word} {task}" if twin_word else f"{expansion} for {task}"
-            return f"{name}: {sub}", name, expansion
-        k = rng.randrange(8)
-        if k == 0:
-            sub = f"{adj} {tech} for {task}"
-        elif k == 1:
-            sub = f"{_article(adj)} {adj} {rng.choice(HEADS)} for {task}"
-        elif k == 2:
-            sub = f"{adj} {obj} via {tech}"
-        elif k == 3:
-            sub = f"{adj} and {rng.choice(ADJECTIVES)} {obj} on {hw}"
-        elif k == 4:
-            sub = f"Towards {adj} {task} with {tech}"
-        elif k == 5:
-            sub = f"Improve {obj} Performance via {tech}"
-        elif k == 6:
-            sub = f"Large-Scale {obj} on {hw}"
-        else:
-            sub = f"{adj} {task} at Scale"
-        return f"{name}: {sub}", name, expansion
+        return _named_title(rng, field, w)
     if r < 0.60:
-        gerund = rng.choice(GERUNDS)
-        k = rng.randrange(5)
-        if k == 0:
-            title = f"{gerund} {obj} as {rng.choice(CONCEPTS)} for {adj} {task}"
-        elif k == 1:
-            title = f"{gerund} {adj} {tech} for {task}"
-        elif k == 2:
-            title = f"{gerund} {obj} via {adj} {tech}"
-        elif k == 3:
-            title = f"{gerund} {obj}: {adj} {tech} for {task}"
-        else:
-            title = f"{gerund} {adj} {obj} on {hw}"
-        return title, "", ""
+        return _gerund_title(rng, w)
     if r < 0.84:
-        k = rng.randrange(8)
-        if k == 0:
-            title = f"{adj} {obj} with {tech}"
-        elif k == 1:
-            title = f"{obj} for {task}: {adj} {tech} and {rng.choice(field.techniques)}"
-        elif k == 2:
-            prop = rng.choice(("Convergence", "Robustness", "Scalability", "Generalization", "Efficiency", "Stability"))
-            title = f"On the {prop} of {adj} {obj}"
-        elif k == 3:
-            title = f"{_article(adj)} {adj} {rng.choice(HEADS)} for {task}"
-        elif k == 4:
-            title = f"{tech} for {adj} {obj} on {hw}"
-        elif k == 5:
-            title = f"{_article(adj)} {adj} {tech} Method for {task}"
-        elif k == 6:
-            title = f"{adj} {task} through {tech}"
-        else:
-            what = rng.choice(("Dataset", "Topology", "Precision", "Batch Size", "Memory"))
-            title = f"The Scalability for {adj} {obj}: {what} Matters"
-        return title, "", ""
+        return _plain_title(rng, field, w)
     if r < 0.90:
-        if rng.random() < 0.5:
-            verb = rng.choice(("Described by Human Ability", "Trusted", "Made Practical", "Scaled Further"))
-            study = rng.choice(("Meta Study", "Case Study", "Critical Analysis"))
-            title = f"Can {adj} {obj} Be {verb}? A {study}"
-        else:
-            title = f"How {rng.choice(ADJECTIVES)} Are {adj} {obj}? An Empirical Study on {task}"
-        return title, "", ""
+        return _question_title(rng, w)
+    return _report_title(rng, field, w, r)
+
+
+class _TitleWords(NamedTuple):
+    """The words a title is drawn from."""
+
+    adj: str
+    obj: str
+    task: str
+    tech: str
+    hw: str
+    twin_word: str | None
+
+
+def _hpc_title(rng: random.Random, field: Field, w: _TitleWords) -> tuple[str, str, str]:
+    """Old-style HPC titles, mostly lower case."""
+    adj, obj, task, tech, hw, twin_word = w
+    # Old-style HPC titles, mostly lower case (sample 001: "... in HONPAS package").
+    noun = rng.choice(("algorithm", "scheme", "method", "strategy"))
+    name, _ = coin_name(rng, field)
+    pkg = name if name.isupper() or len(name) <= 6 else (_initials_acronym(obj + " " + tech, rng) or name)
+    title = f"The {lower_phrase(adj)} {lower_phrase(tech)} {noun} for {lower_phrase(obj)} in {pkg} package"
+    return title, "", ""
+
+
+def _named_title(rng: random.Random, field: Field, w: _TitleWords) -> tuple[str, str, str]:
+    """A coined system name, then what it does."""
+    adj, obj, task, tech, hw, twin_word = w
+    name, expansion = coin_name(rng, field)
+    if expansion and rng.random() < 0.5:
+        sub = f"{expansion} for {twin_word} {task}" if twin_word else f"{expansion} for {task}"
+        return f"{name}: {sub}", name, expansion
+    k = rng.randrange(8)
+    if k == 0:
+        sub = f"{adj} {tech} for {task}"
+    elif k == 1:
+        sub = f"{_article(adj)} {adj} {rng.choice(HEADS)} for {task}"
+    elif k == 2:
+        sub = f"{adj} {obj} via {tech}"
+    elif k == 3:
+        sub = f"{adj} and {rng.choice(ADJECTIVES)} {obj} on {hw}"
+    elif k == 4:
+        sub = f"Towards {adj} {task} with {tech}"
+    elif k == 5:
+        sub = f"Improve {obj} Performance via {tech}"
+    elif k == 6:
+        sub = f"Large-Scale {obj} on {hw}"
+    else:
+        sub = f"{adj} {task} at Scale"
+    return f"{name}: {sub}", name, expansion
+
+
+def _gerund_title(rng: random.Random, w: _TitleWords) -> tuple[str, str, str]:
+    """A title that starts with a gerund."""
+    adj, obj, task, tech, hw, twin_word = w
+    gerund = rng.choice(GERUNDS)
+    k = rng.randrange(5)
+    if k == 0:
+        title = f"{gerund} {obj} as {rng.choice(CONCEPTS)} for {adj} {task}"
+    elif k == 1:
+        title = f"{gerund} {adj} {tech} for {task}"
+    elif k == 2:
+        title = f"{gerund} {obj} via {adj} {tech}"
+    elif k == 3:
+        title = f"{gerund} {obj}: {adj} {tech} for {task}"
+    else:
+        title = f"{gerund} {adj} {obj} on {hw}"
+    return title, "", ""
+
+
+def _plain_title(rng: random.Random, field: Field, w: _TitleWords) -> tuple[str, str, str]:
+    """A descriptive title without a system name."""
+    adj, obj, task, tech, hw, twin_word = w
+    k = rng.randrange(8)
+    if k == 0:
+        title = f"{adj} {obj} with {tech}"
+    elif k == 1:
+        title = f"{obj} for {task}: {adj} {tech} and {rng.choice(field.techniques)}"
+    elif k == 2:
+        prop = rng.choice(("Convergence", "Robustness", "Scalability", "Generalization", "Efficiency", "Stability"))
+        title = f"On the {prop} of {adj} {obj}"
+    elif k == 3:
+        title = f"{_article(adj)} {adj} {rng.choice(HEADS)} for {task}"
+    elif k == 4:
+        title = f"{tech} for {adj} {obj} on {hw}"
+    elif k == 5:
+        title = f"{_article(adj)} {adj} {tech} Method for {task}"
+    elif k == 6:
+        title = f"{adj} {task} through {tech}"
+    else:
+        what = rng.choice(("Dataset", "Topology", "Precision", "Batch Size", "Memory"))
+        title = f"The Scalability for {adj} {obj}: {what} Matters"
+    return title, "", ""
+
+
+def _question_title(rng: random.Random, w: _TitleWords) -> tuple[str, str, str]:
+    """A question, often with a study."""
+    adj, obj, task, tech, hw, twin_word = w
+    if rng.random() < 0.5:
+        verb = rng.choice(("Described by Human Ability", "Trusted", "Made Practical", "Scaled Further"))
+        study = rng.choice(("Meta Study", "Case Study", "Critical Analysis"))
+        title = f"Can {adj} {obj} Be {verb}? A {study}"
+    else:
+        title = f"How {rng.choice(ADJECTIVES)} Are {adj} {obj}? An Empirical Study on {task}"
+    return title, "", ""
+
+
+def _report_title(rng: random.Random, field: Field, w: _TitleWords, r: float) -> tuple[str, str, str]:
+    """A coined system name's report, benchmark or method."""
+    adj, obj, task, tech, hw, twin_word = w
     name, expansion = coin_name(rng, field)
     if r < 0.95:
         k = rng.randrange(3)

@@ -1,6 +1,7 @@
 """Small helpers the assets share: the run's night, the warehouse pool, transient-only retries, metadata
 for the UI."""
 
+import contextlib
 import functools
 import inspect
 from dataclasses import dataclass
@@ -74,25 +75,29 @@ def transient_retries(fn):
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def generator(*args, **kwargs):
-            try:
+            with _as_step_failure(args, kwargs):
                 yield from fn(*args, **kwargs)
-            except (dg.Failure, dg.RetryRequested):
-                raise
-            except Exception as exc:
-                raise _step_failure(exc, args[0] if args else kwargs.get("context")) from exc
         generator.retries_transient_only = True
         return generator
 
     @functools.wraps(fn)
     def function(*args, **kwargs):
-        try:
+        with _as_step_failure(args, kwargs):
             return fn(*args, **kwargs)
-        except (dg.Failure, dg.RetryRequested):
-            raise
-        except Exception as exc:
-            raise _step_failure(exc, args[0] if args else kwargs.get("context")) from exc
     function.retries_transient_only = True
     return function
+
+
+@contextlib.contextmanager
+def _as_step_failure(args: tuple, kwargs: dict):
+    """What ``transient_retries`` does to an exception of the step (``args``/``kwargs``: the step
+    function's, whose first argument or ``context`` is the step's context)."""
+    try:
+        yield
+    except (dg.Failure, dg.RetryRequested):
+        raise
+    except Exception as exc:
+        raise _step_failure(exc, args[0] if args else kwargs.get("context")) from exc
 
 
 def preview(frame: pl.DataFrame, columns: list[str] | None = None, rows: int = 5) -> dg.MetadataValue:

@@ -45,11 +45,12 @@ AUDIENCE = {"core": "analysts", "marts": "analysts", "exports": "apps"}  # else 
 
 # The plain-Python logic (and SQL) behind each layer, besides the asset's own module.
 LAYER_CODE = {
-    "raw": ["pipelines/staging/build.py", "pipelines/ingest/sources"],
-    "staging": ["pipelines/staging/build.py", "pipelines/staging/parsing", "pipelines/textnorm.py"],
-    "enrichment": ["pipelines/ingest/api_lookups.py", "pipelines/ingest/sources"],
-    "core": ["pipelines/core/build.py", "pipelines/core/resolution", "pipelines/core/identity", "pipelines/textnorm.py",
-             "sql/core"],
+    "raw": ["pipelines/staging/build.py", "pipelines/staging/rows.py", "pipelines/ingest/sources"],
+    "staging": ["pipelines/staging/build.py", "pipelines/staging/rows.py", "pipelines/staging/parsing",
+                "pipelines/textnorm.py"],
+    "enrichment": ["pipelines/ingest/api_lookups.py", "pipelines/ingest/lookup_plan.py",
+                   "pipelines/ingest/lookup_answers.py", "pipelines/ingest/sources"],
+    "core": ["pipelines/core", "pipelines/textnorm.py", "sql/core"],
     "marts": ["pipelines/marts/build.py", "pipelines/marts/scoring"],
     "exports": ["pipelines/publish/exports.py", "pipelines/publish/report.py"],
 }

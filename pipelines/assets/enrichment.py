@@ -132,8 +132,13 @@ def _write_night(warehouse_db: WarehouseResource, night: NightWindow,
     return frames
 
 
-def _write_empty(warehouse_db: WarehouseResource, tables: dict, night: NightWindow) -> None:
+def _skipped(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, api: str, tables: dict,
+             night: NightWindow, reason: str):
+    """An API's enrichment that does not run tonight (``reason``): its tables' slices emptied, and
+    their results saying why."""
+    context.log.info(f"{api} enrichment {reason}")
     _write_night(warehouse_db, night, {name: enrich.empty(schema) for name, (schema, _d, _c) in tables.items()})
+    yield from _emit(tables, {}, {"enrichment": reason})
 
 
 def _staging(con, night: NightWindow) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -145,6 +150,13 @@ def _staging(con, night: NightWindow) -> tuple[pl.DataFrame, pl.DataFrame]:
         con, "SELECT partition_date, source, source_profile_id, name FROM staging.profiles WHERE partition_date <= ?",
         [night.day])
     return listings, profiles
+
+
+def _lookup_inputs(con, night: NightWindow) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """What both APIs' lookups start from: the staged listings and profiles up to the night, and every
+    arXiv title search stored."""
+    listings, profiles = _staging(con, night)
+    return listings, profiles, warehouse.read_frame(con, "SELECT * FROM enrichment.arxiv_title_searches")
 
 
 @dg.multi_asset(
@@ -161,16 +173,13 @@ def arxiv_enrichment(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     for warning in status.warnings:
         context.log.warning(warning)
     if not status.enabled:
-        context.log.info(f"arXiv enrichment {status.reason}")
-        _write_empty(warehouse_db, ARXIV_TABLES, night)
-        yield from _emit(ARXIV_TABLES, {}, {"enrichment": status.reason})
+        yield from _skipped(context, warehouse_db, "arXiv", ARXIV_TABLES, night, status.reason)
         return
     limits = enrichment.limits()
     with enrichment.clients() as api:
         # Read, close, fetch, reopen, write: no DuckDB connection is held while waiting on arXiv.
         with warehouse_db.connect() as con:
-            listings, profiles = _staging(con, night)
-            searches = warehouse.read_frame(con, "SELECT * FROM enrichment.arxiv_title_searches")
+            listings, profiles, searches = _lookup_inputs(con, night)
         result = enrich.enrich_arxiv(api.arxiv, listings=listings, profiles=profiles, searches=searches,
                                      day=night.day, limits=limits)
     out = _write_night(warehouse_db, night, {"arxiv_works": result.works, "arxiv_title_searches": result.title_searches,
@@ -192,15 +201,12 @@ def openalex_enrichment(context: dg.AssetExecutionContext, warehouse_db: Warehou
     night = night_window(context)
     status = enrichment.status()
     if not status.enabled:
-        context.log.info(f"OpenAlex enrichment {status.reason}")
-        _write_empty(warehouse_db, OPENALEX_TABLES, night)
-        yield from _emit(OPENALEX_TABLES, {}, {"enrichment": status.reason})
+        yield from _skipped(context, warehouse_db, "OpenAlex", OPENALEX_TABLES, night, status.reason)
         return
     limits = enrichment.limits()
     with enrichment.clients() as api:
         with warehouse_db.connect() as con:
-            listings, profiles = _staging(con, night)
-            searches = warehouse.read_frame(con, "SELECT * FROM enrichment.arxiv_title_searches")
+            listings, profiles, searches = _lookup_inputs(con, night)
             arxiv_works = warehouse.read_frame(
                 con, "SELECT * FROM enrichment.arxiv_works WHERE partition_date = ?", [night.day])
             matched = con.execute(

@@ -3,7 +3,9 @@
 Profile pages show truncated bylines ("three names et al.") and no citation counts per paper; the
 arXiv API has the full author lists, OpenAlex the citation counts over time and the ORCIDs. This
 module decides what to look up for one partition date, calls the clients (``pipelines.ingest.sources``),
-and shapes the answers into the ``enrichment.*`` tables. No Dagster imports: the assets in
+and shapes the answers into the ``enrichment.*`` tables (what to ask for: ``lookup_plan.py``; what an
+answer is checked against and what it becomes: ``lookup_answers.py``; their names are importable from
+here too). No Dagster imports: the assets in
 ``pipelines/assets/enrichment.py`` read staging, call ``enrich_arxiv`` / ``enrich_openalex`` and
 write the frames.
 
@@ -43,14 +45,38 @@ kept, reported (``report``), and cached, so the next run continues where this on
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
 import polars as pl
 
 from pipelines.core.resolution.names import name_compatibility
+from pipelines.ingest.lookup_answers import (  # noqa: F401 - re-exported: this module is the enrichment's import path
+    AUTHOR_LISTS_SCHEMA,
+    align_authorships,
+    arxiv_evidence,
+    build_author_lists,
+    listing_evidence,
+    names_agree,
+)
+from pipelines.ingest.lookup_plan import (  # noqa: F401 - re-exported, as above
+    ERROR,
+    FOUND,
+    NOT_FOUND,
+    REJECTED,
+    TITLES_SCHEMA,
+    EnrichmentLimits,
+    _previous,
+    arxiv_ids_to_fetch,
+    empty,
+    fill_listing_arxiv_ids,
+    found_title_matches,
+    listing_arxiv_ids,
+    select_arxiv_title_searches,
+    titles_for_openalex,
+    titles_without_id,
+)
 from pipelines.ingest.sources import answers
 from pipelines.ingest.sources.arxiv import (
     ArxivApiError,
@@ -59,10 +85,8 @@ from pipelines.ingest.sources.arxiv import (
     ArxivRecord,
     ArxivUnavailable,
     arxiv_records_frame,
-    parse_arxiv_id,
 )
 from pipelines.ingest.sources.openalex import (
-    Authorship,
     OpenAlexBudgetExhausted,
     OpenAlexClient,
     OpenAlexError,
@@ -72,332 +96,13 @@ from pipelines.ingest.sources.openalex import (
 from pipelines.textnorm import match_key
 from pipelines.warehouse import contract
 
-# Title-search outcomes (enrichment.arxiv_title_searches.outcome).
-FOUND = "found"
-NOT_FOUND = "not_found"
-REJECTED = "rejected"     # same title, but none of its authors is a name the listings show
-ERROR = "error"           # the API refused or failed: searched again next night
-
-
 # The rows of the enrichment tables (sql/schema/05_enrichment.sql, whose comments say what each column
 # holds) before the partition_date the assets stamp them with: pipelines/warehouse/contract.py.
 ARXIV_WORKS_SCHEMA = contract.polars_schema("enrichment.arxiv_works", drop=("partition_date",))
 TITLE_SEARCH_SCHEMA = contract.polars_schema("enrichment.arxiv_title_searches", drop=("partition_date",))
 OPENALEX_WORKS_SCHEMA = contract.polars_schema("enrichment.openalex_works", drop=("partition_date",))
 OPENALEX_AUTHORS_SCHEMA = contract.polars_schema("enrichment.openalex_authors", drop=("partition_date",))
-AUTHOR_LISTS_SCHEMA = contract.polars_schema("enrichment.author_lists", drop=("partition_date",))
 REJECTS_SCHEMA = contract.polars_schema("enrichment.arxiv_rejects", drop=("partition_date",))  # and openalex_rejects
-TITLES_SCHEMA = {
-    "title_key": pl.String,
-    "title": pl.String,
-    "year": pl.Int32,
-    "last_listed": pl.Date,
-    "names": pl.List(pl.String),
-}
-
-
-@dataclass(frozen=True)
-class EnrichmentLimits:
-    max_title_searches: int = 200       # per API per night (arXiv: 200 × 3 s = 10 minutes)
-    max_author_lookups: int = 500       # OpenAlex authors by ORCID per night
-    title_search_retry_days: int = 30   # a title arXiv did not have is asked again after this
-    max_consecutive_failures: int = 3   # an API failing this many times in a row is left for the night
-
-
-def empty(schema: dict) -> pl.DataFrame:
-    return pl.DataFrame(schema=schema)
-
-
-# =================================================================================== selection
-
-def _title_keys(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` with ``title_key`` (computed once per distinct title)."""
-    keys = frame.select("title").unique().with_columns(
-        title_key=pl.col("title").map_elements(match_key, return_dtype=pl.String))
-    return frame.join(keys, on="title", how="left")
-
-
-def _normalized_id(value: str | None) -> str | None:
-    parsed = parse_arxiv_id(value)
-    return parsed[0] if parsed else None
-
-
-def _with_ids(listings: pl.DataFrame) -> pl.DataFrame:
-    ids = listings.select("arxiv_id").unique().with_columns(
-        norm_id=pl.col("arxiv_id").map_elements(_normalized_id, return_dtype=pl.String))
-    return listings.join(ids, on="arxiv_id", how="left", nulls_equal=True)
-
-
-def listing_arxiv_ids(listings: pl.DataFrame) -> list[str]:
-    """Distinct arXiv ids (normalised, version-less) the listings carry, sorted."""
-    if listings.height == 0:
-        return []
-    return sorted(_with_ids(listings)["norm_id"].drop_nulls().unique().to_list())
-
-
-def titles_without_id(listings: pl.DataFrame, profiles: pl.DataFrame) -> pl.DataFrame:
-    """One row per title key no listing gives an arXiv id for (``TITLES_SCHEMA``).
-
-    ``names``: every name the listings of that title show — byline names and the owners of the
-    profiles listing it — used to confirm a title match. ``title``/``year``: the latest listing's.
-    """
-    if listings.height == 0:
-        return empty(TITLES_SCHEMA)
-    rows = _title_keys(_with_ids(listings)).filter(pl.col("title_key") != "")
-    with_id = rows.filter(pl.col("norm_id").is_not_null())["title_key"].unique()
-    rows = rows.filter(~pl.col("title_key").is_in(with_id.to_list()))
-    if rows.height == 0:
-        return empty(TITLES_SCHEMA)
-    rows = rows.join(_owner_names(profiles), on=["source", "source_profile_id"], how="left")
-    latest = rows.sort(["partition_date", "title", "year"], descending=[True, False, True], nulls_last=True).group_by(
-        "title_key", maintain_order=True).agg(
-        pl.col("title").first(),
-        pl.col("year").first().cast(pl.Int32),
-        pl.col("partition_date").max().alias("last_listed"),
-    )
-    names = (
-        rows.select("title_key", name=pl.concat_list(pl.col("byline_authors").cast(pl.List(pl.String)), pl.col("owner_name")))
-        .explode("name")
-        .filter(pl.col("name").is_not_null() & (pl.col("name").str.strip_chars() != ""))
-        .group_by("title_key").agg(pl.col("name").unique().sort().alias("names"))
-    )
-    latest = latest.join(names, on="title_key", how="left").with_columns(
-        pl.col("names").fill_null(pl.lit([], dtype=pl.List(pl.String))))
-    return latest.select(list(TITLES_SCHEMA)).cast(TITLES_SCHEMA).sort("title_key")
-
-
-def _previous(searches: pl.DataFrame, day: date) -> pl.DataFrame:
-    return searches.filter(pl.col("partition_date") != day) if searches.height else searches
-
-
-def found_title_matches(searches: pl.DataFrame) -> pl.DataFrame:
-    """``title_key → arxiv_id`` from the title searches that found a paper (the latest per title)."""
-    schema = {"title_key": pl.String, "arxiv_id": pl.String}
-    if searches.height == 0:
-        return empty(schema)
-    return (
-        searches.filter((pl.col("outcome") == FOUND) & pl.col("arxiv_id").is_not_null())
-        .sort(["partition_date", "searched_at"], descending=True, nulls_last=True)
-        .unique("title_key", keep="first")
-        .select(list(schema)).sort("title_key")
-    )
-
-
-def select_arxiv_title_searches(titles: pl.DataFrame, searches: pl.DataFrame, day: date,
-                                limits: EnrichmentLimits) -> tuple[pl.DataFrame, int]:
-    """The titles to search on arXiv tonight (newest listings first, at most the cap) and how many wait.
-
-    ``searches``: ``enrichment.arxiv_title_searches`` rows (any partition). This partition's own
-    earlier rows do not count, so a re-run selects the same titles (and the cache answers them).
-    """
-    previous = _previous(searches, day)
-    settled: set[str] = set()
-    if previous.height:
-        since = day - timedelta(days=limits.title_search_retry_days)
-        settled = set(previous.filter(
-            (pl.col("outcome") == FOUND)
-            | (pl.col("outcome").is_in([NOT_FOUND, REJECTED]) & (pl.col("partition_date") >= since))
-        )["title_key"].to_list())
-    candidates = titles.filter(~pl.col("title_key").is_in(list(settled))).sort(
-        ["last_listed", "title_key"], descending=[True, False])
-    cap = max(0, limits.max_title_searches)
-    return candidates.head(cap), max(0, candidates.height - cap)
-
-
-def arxiv_ids_to_fetch(listings: pl.DataFrame, titles: pl.DataFrame, searches: pl.DataFrame) -> dict[str, str]:
-    """``arxiv_id → matched_by`` for the partition: the listings' ids ('id') and the ids title
-    searches found for titles listed up to the partition ('title')."""
-    wanted = {i: "id" for i in listing_arxiv_ids(listings)}
-    if titles.height and searches.height:
-        found = found_title_matches(searches).filter(pl.col("title_key").is_in(titles["title_key"].to_list()))
-        for arxiv_id in found["arxiv_id"].to_list():
-            norm = _normalized_id(arxiv_id)
-            if norm:
-                wanted.setdefault(norm, "title")
-    return dict(sorted(wanted.items()))
-
-
-def titles_for_openalex(titles: pl.DataFrame, searches: pl.DataFrame, day: date, cap: int,
-                        previously_matched: Iterable[str] = ()) -> tuple[pl.DataFrame, int]:
-    """Titles arXiv does not have (latest arXiv outcome not_found / rejected): search OpenAlex.
-
-    Titles OpenAlex matched on an earlier night come first (their citation counts need the
-    refresh). The rest take turns: in a fixed (hashed) order, each night starting where the
-    previous night's share ended, so a backlog larger than the cap is covered in
-    ``ceil(backlog / cap)`` nights instead of the same first titles every night.
-    """
-    cap = max(0, cap)
-    if titles.height == 0 or searches.height == 0:
-        return titles.head(0), 0
-    latest = (
-        searches.sort(["partition_date", "searched_at"], descending=True, nulls_last=True)
-        .unique("title_key", keep="first")
-    )
-    absent = set(latest.filter(pl.col("outcome").is_in([NOT_FOUND, REJECTED]))["title_key"].to_list())
-    candidates = titles.filter(pl.col("title_key").is_in(list(absent)))
-    again = set(previously_matched)
-    first = candidates.filter(pl.col("title_key").is_in(list(again))).sort("title_key")
-    rest = candidates.filter(~pl.col("title_key").is_in(list(again))).with_columns(
-        _order=pl.col("title_key").map_elements(lambda k: hashlib.sha1(k.encode()).hexdigest(), return_dtype=pl.String)
-    ).sort("_order").drop("_order")
-    share = cap - min(cap, first.height)
-    if rest.height and share:
-        start = (day.toordinal() * share) % rest.height
-        rest = pl.concat([rest.slice(start), rest.slice(0, start)])
-    ordered = pl.concat([first, rest])
-    return ordered.head(cap), max(0, ordered.height - cap)
-
-
-def fill_listing_arxiv_ids(listings: pl.DataFrame, searches: pl.DataFrame) -> pl.DataFrame:
-    """Listings with ``arxiv_id`` filled from confirmed title matches where the page gave none.
-
-    The hand-off to ``core``: a BZPEER text capture carries no arXiv id, so without this the
-    enrichment author lists (joined on ``arxiv_id``) and OpenAlex citation counts never reach its
-    paper. A match is an exact title (``match_key``) that shares an author with the listings.
-    """
-    if listings.height == 0 or searches.height == 0:
-        return listings
-    found = found_title_matches(searches).rename({"arxiv_id": "_matched_id"})
-    if found.height == 0:
-        return listings
-    keyed = _title_keys(listings).join(found, on="title_key", how="left")
-    return keyed.with_columns(arxiv_id=pl.coalesce("arxiv_id", "_matched_id")).drop("title_key", "_matched_id")
-
-
-# ================================================================================ verification
-
-names_agree = answers.names_agree   # the author check (sources/answers.py), also used by callers here
-
-
-def _owner_names(profiles: pl.DataFrame) -> pl.DataFrame:
-    schema = {"source": pl.String, "source_profile_id": pl.String, "owner_name": pl.String}
-    if profiles.height == 0:
-        return pl.DataFrame(schema=schema)
-    return (
-        profiles.filter(pl.col("name").is_not_null())
-        .sort("partition_date", descending=True)
-        .unique(["source", "source_profile_id"], keep="first")
-        .select("source", "source_profile_id", owner_name="name")
-    )
-
-
-def listing_evidence(listings: pl.DataFrame, profiles: pl.DataFrame, titles: pl.DataFrame | None = None,
-                     searches: pl.DataFrame | None = None) -> dict[str, answers.PaperEvidence]:
-    """What the listings say about each paper, to check an API's answer about it against.
-
-    ``arxiv_id → PaperEvidence``: titles, years, names (bylines and profile owners) and the highest
-    version shown by the listings that carry the id; for an id an exact-title search found, the
-    searched title's (``titles`` / ``searches``: ``titles_without_id`` and the title searches)."""
-    out: dict[str, answers.PaperEvidence] = {}
-    if listings.height:
-        rows = listings.filter(pl.col("arxiv_id").is_not_null())
-        if rows.height:
-            rows = (
-                rows.select("source", "source_profile_id", "title", "year", "arxiv_id", "byline_authors").unique()
-                .join(_owner_names(profiles), on=["source", "source_profile_id"], how="left")
-            )
-            for r in rows.iter_rows(named=True):
-                parsed = parse_arxiv_id(r["arxiv_id"])
-                if parsed is None:
-                    continue
-                found = answers.evidence([r["title"]], [r["year"]], [*(r["byline_authors"] or []), r["owner_name"]],
-                                         parsed[1])
-                out[parsed[0]] = out[parsed[0]].merged(found) if parsed[0] in out else found
-    if titles is not None and searches is not None and titles.height and searches.height:
-        matched = found_title_matches(searches).join(titles, on="title_key")
-        for r in matched.iter_rows(named=True):
-            norm = _normalized_id(r["arxiv_id"])
-            if norm is None:
-                continue
-            found = answers.evidence([r["title"]], [r["year"]], r["names"] or [])
-            out[norm] = out[norm].merged(found) if norm in out else found
-    return out
-
-
-def arxiv_evidence(arxiv_works: pl.DataFrame) -> dict[str, answers.PaperEvidence]:
-    """``arxiv_id → PaperEvidence`` from accepted arXiv records (title, authors, first to latest year)."""
-    out: dict[str, answers.PaperEvidence] = {}
-    for r in arxiv_works.iter_rows(named=True) if arxiv_works.height else ():
-        years = [ts.year for ts in (r.get("published"), r.get("updated")) if ts is not None]
-        out[r["arxiv_id"]] = answers.evidence([r["title"]], range(min(years), max(years) + 1) if years else (),
-                                              r["authors"] or [])
-    return out
-
-
-def align_authorships(names: Sequence[str], authorships: Sequence[Authorship]) -> list[Authorship | None]:
-    """For each arXiv author, the OpenAlex authorship naming the same person (or None).
-
-    Greedy on (name agreement, then closeness of position): ``Fang Liu`` takes ``F. Liu`` in the
-    same place; a name with no compatible authorship gets nothing rather than a neighbour's ORCID.
-    Very long lists compare only nearby positions (author lists are the same order in both).
-    """
-    out: list[Authorship | None] = [None] * len(names)
-    if not names or not authorships:
-        return out
-    window = None if len(names) * len(authorships) <= 40_000 else 10
-    pairs = []
-    for i, name in enumerate(names):
-        js = range(len(authorships)) if window is None else range(max(0, i - window), min(len(authorships), i + window + 1))
-        for j in js:
-            a = authorships[j]
-            score = max(name_compatibility(name, a.raw_author_name), name_compatibility(name, a.display_name))
-            if score:
-                pairs.append((-score, abs(i - j), i, j))
-    pairs.sort()
-    used_i: set[int] = set()
-    used_j: set[int] = set()
-    for _score, _dist, i, j in pairs:
-        if i in used_i or j in used_j:
-            continue
-        out[i] = authorships[j]
-        used_i.add(i)
-        used_j.add(j)
-    return out
-
-
-def build_author_lists(arxiv_works: pl.DataFrame, openalex_works: Sequence[OpenAlexWork]) -> pl.DataFrame:
-    """One row per author of each enriched paper (``AUTHOR_LISTS_SCHEMA``), see the module docstring."""
-    rows: list[dict[str, Any]] = []
-    by_arxiv: dict[str, OpenAlexWork] = {}
-    for work in openalex_works:
-        if work.arxiv_id:
-            by_arxiv.setdefault(work.arxiv_id, work)
-    covered: set[str] = set()
-    for rec in arxiv_works.sort("arxiv_id").iter_rows(named=True):
-        names = [n for n in (rec["authors"] or []) if n]
-        if not names or rec["arxiv_id"] in covered:
-            continue
-        covered.add(rec["arxiv_id"])
-        work = by_arxiv.get(rec["arxiv_id"])
-        aligned = align_authorships(names, work.authorships if work else ())
-        for position, (name, match) in enumerate(zip(names, aligned), start=1):
-            rows.append({
-                "arxiv_id": rec["arxiv_id"], "openalex_work_id": work.openalex_id if work else None,
-                "title_key": rec["title_key"], "name": name, "author_position": position, "evidence": "arxiv",
-                "orcid": match.orcid if match else None,
-                "openalex_author_id": match.openalex_author_id if match else None,
-            })
-    done_works: set[str] = set()
-    for work in sorted(openalex_works, key=lambda w: w.openalex_id):
-        if (work.arxiv_id and work.arxiv_id in covered) or work.openalex_id in done_works:
-            continue
-        if work.is_authors_truncated:
-            continue  # a cut list is exactly what this table exists to replace
-        done_works.add(work.openalex_id)
-        if work.arxiv_id:
-            covered.add(work.arxiv_id)
-        position = 0
-        for a in work.authorships:
-            name = a.raw_author_name or a.display_name
-            if not name:
-                continue
-            position += 1
-            rows.append({
-                "arxiv_id": work.arxiv_id, "openalex_work_id": work.openalex_id, "title_key": match_key(work.title),
-                "name": name, "author_position": position, "evidence": "openalex", "orcid": a.orcid,
-                "openalex_author_id": a.openalex_author_id,
-            })
-    return pl.DataFrame(rows, schema=AUTHOR_LISTS_SCHEMA) if rows else empty(AUTHOR_LISTS_SCHEMA)
 
 
 # ================================================================================ API calls
@@ -523,10 +228,40 @@ def enrich_arxiv(client: ArxivClient, *, listings: pl.DataFrame, profiles: pl.Da
     known = listing_evidence(listings, profiles, titles, previous)
     records: dict[str, tuple[ArxivRecord, str]] = {}
     rejects = Rejects()
+    missing, api_errors = _records_by_id(client, guard, wanted, known, records, rejects)
+    to_search, backlog = select_arxiv_title_searches(titles, previous, day, limits)
+    rows = _records_by_title(client, guard, to_search, records, rejects)
+    not_reached = to_search.height - len(rows)
+
+    works = _arxiv_works_frame(records.values())
+    searched = pl.DataFrame(rows, schema=TITLE_SEARCH_SCHEMA) if rows else empty(TITLE_SEARCH_SCHEMA)
+    outcomes = {k: int(v) for k, v in searched.group_by("outcome").len().iter_rows()} if rows else {}
+    report = {
+        "ids_requested": len(wanted),
+        "records": works.height,
+        "records_by_match": {k: int(v) for k, v in works.group_by("matched_by").len().sort("matched_by").iter_rows()},
+        "missing_ids": len(missing),
+        "missing_sample": missing[:10],
+        "api_error_entries": len(api_errors),
+        "api_error_sample": api_errors[:5],
+        "title_searches": len(rows),
+        "title_outcomes": dict(sorted(outcomes.items())),
+        "title_backlog": backlog + not_reached,
+        "requests": client.requests_made - requests_before,
+        **rejects.report(),
+        **guard.report(),
+    }
+    return ArxivEnrichment(works=works, title_searches=searched, rejects=rejects.frame(), report=report)
+
+
+def _records_by_id(client: ArxivClient, guard: ApiGuard, wanted: dict[str, str],
+                   known: dict[str, answers.PaperEvidence], records: dict[str, tuple[ArxivRecord, str]],
+                   rejects: Rejects) -> tuple[list[str], list[str]]:
+    """arXiv by id, one batch per call: a failing batch costs itself, not the batches already
+    fetched. Accepted records go to ``records``; returns the ids arXiv had no entry for and its
+    error entries."""
     missing: list[str] = []
     api_errors: list[str] = []
-
-    # 1. By id, one batch per call: a failing batch costs itself, not the batches already fetched.
     ids = list(wanted)
     for start in range(0, len(ids), client.batch_size):
         batch = ids[start:start + client.batch_size]
@@ -543,25 +278,35 @@ def enrich_arxiv(client: ArxivClient, *, listings: pl.DataFrame, profiles: pl.Da
                 rejects.rejection("id", rec.arxiv_id, rejection, _versioned(rec))
             else:
                 records.setdefault(rec.arxiv_id, (rec, wanted.get(rec.arxiv_id, "id")))
-        instead: dict[str, list[str]] = {}
-        for rec in got.unexpected:
-            for arxiv_id in got.missing_for.get(rec.arxiv_id, []):
-                instead.setdefault(arxiv_id, []).append(_versioned(rec))
-        for arxiv_id in got.missing_ids:
-            if arxiv_id in instead:
-                rejects.add("id", arxiv_id, answers.ID_MISMATCH,
-                            f"asked arXiv {arxiv_id}, the answer holds {', '.join(instead[arxiv_id])} instead",
-                            ",".join(instead[arxiv_id]))
-            else:
-                rejects.add("id", arxiv_id, answers.NOT_FOUND, f"arXiv returned no entry for {arxiv_id}")
+        _reject_missing(got, rejects)
         missing += got.missing_ids
         for e in got.errors:
             api_errors.append(f"{','.join(e.ids)}: {e.message}")
             for arxiv_id in e.ids:
                 rejects.add("id", arxiv_id, answers.ERROR_ANSWER if e.kind == "api_error" else answers.REFUSED, e.message)
+    return missing, api_errors
 
-    # 2. Exact-title searches, capped.
-    to_search, backlog = select_arxiv_title_searches(titles, previous, day, limits)
+
+def _reject_missing(got, rejects: Rejects) -> None:
+    """A rejects row for every id of a batch arXiv gave no entry for: ``id_mismatch`` when another
+    paper's entry came instead, else ``not_found``."""
+    instead: dict[str, list[str]] = {}
+    for rec in got.unexpected:
+        for arxiv_id in got.missing_for.get(rec.arxiv_id, []):
+            instead.setdefault(arxiv_id, []).append(_versioned(rec))
+    for arxiv_id in got.missing_ids:
+        if arxiv_id in instead:
+            rejects.add("id", arxiv_id, answers.ID_MISMATCH,
+                        f"asked arXiv {arxiv_id}, the answer holds {', '.join(instead[arxiv_id])} instead",
+                        ",".join(instead[arxiv_id]))
+        else:
+            rejects.add("id", arxiv_id, answers.NOT_FOUND, f"arXiv returned no entry for {arxiv_id}")
+
+
+def _records_by_title(client: ArxivClient, guard: ApiGuard, to_search: pl.DataFrame,
+                      records: dict[str, tuple[ArxivRecord, str]], rejects: Rejects) -> list[dict[str, Any]]:
+    """Exact-title searches (``to_search``: capped already): one ``TITLE_SEARCH_SCHEMA`` row per
+    title searched; a confirmed hit goes to ``records``."""
     rows: list[dict[str, Any]] = []
     for t in to_search.iter_rows(named=True):
         if guard.stopped:
@@ -585,27 +330,7 @@ def enrich_arxiv(client: ArxivClient, *, listings: pl.DataFrame, profiles: pl.Da
         else:
             rows.append({**row, "outcome": FOUND, "arxiv_id": result.arxiv_id, "searched_at": result.fetched_at or row["searched_at"]})
             records.setdefault(result.arxiv_id, (result, "title"))
-    not_reached = to_search.height - len(rows)
-
-    works = _arxiv_works_frame(records.values())
-    searched = pl.DataFrame(rows, schema=TITLE_SEARCH_SCHEMA) if rows else empty(TITLE_SEARCH_SCHEMA)
-    outcomes = {k: int(v) for k, v in searched.group_by("outcome").len().iter_rows()} if rows else {}
-    report = {
-        "ids_requested": len(wanted),
-        "records": works.height,
-        "records_by_match": {k: int(v) for k, v in works.group_by("matched_by").len().sort("matched_by").iter_rows()},
-        "missing_ids": len(missing),
-        "missing_sample": missing[:10],
-        "api_error_entries": len(api_errors),
-        "api_error_sample": api_errors[:5],
-        "title_searches": len(rows),
-        "title_outcomes": dict(sorted(outcomes.items())),
-        "title_backlog": backlog + not_reached,
-        "requests": client.requests_made - requests_before,
-        **rejects.report(),
-        **guard.report(),
-    }
-    return ArxivEnrichment(works=works, title_searches=searched, rejects=rejects.frame(), report=report)
+    return rows
 
 
 def _versioned(record: ArxivRecord) -> str:

@@ -456,7 +456,6 @@ class PoliteHttp:
         return res
 
     def _attempt(self, url: str, headers: Mapping[str, str], max_bytes: int, keep_prefix: bool) -> FetchResult:
-        s = self.settings
         self.requests_sent += 1
         started = time.perf_counter()
 
@@ -467,8 +466,34 @@ class PoliteHttp:
             kw.setdefault("body", b"")
             return FetchResult(url=url, **kw)
 
+        resp = self._send(url, headers, done)
+        if isinstance(resp, FetchResult):
+            return resp
+        with resp:
+            hdrs = {k.lower(): v for k, v in resp.headers.items()}
+            status = resp.status_code
+            base = dict(status=status, headers=hdrs)
+            if status in (204, 304) or 100 <= status < 200:
+                return done(**base)
+            declared = None
+            try:
+                declared = int(hdrs["content-length"]) if "content-length" in hdrs else None
+            except ValueError:
+                declared = None
+            if declared is not None and declared > max_bytes and not keep_prefix:
+                return done(
+                    **base, error=OVERSIZE,
+                    error_detail=f"Content-Length {declared} exceeds the limit of {max_bytes} bytes; not downloaded",
+                )
+            return self._read_body(resp, base, done, started + self.settings.max_fetch_s, declared=declared,
+                                   max_bytes=max_bytes, keep_prefix=keep_prefix)
+
+    def _send(self, url: str, headers: Mapping[str, str], done: Callable[..., FetchResult]):
+        """The GET (streamed, redirects not followed): the response, or the FetchResult of a request
+        that failed (an invalid URL, a timeout, a connection error)."""
+        s = self.settings
         try:
-            resp = self.session.get(
+            return self.session.get(
                 url,
                 headers=dict(headers),
                 timeout=(s.connect_timeout_s, s.read_timeout_s),
@@ -486,56 +511,46 @@ class PoliteHttp:
                 return done(status=None, error=TIMEOUT, error_detail=f"timeout: {type(exc).__name__}")
             return done(status=None, error=CONNECTION_ERROR, error_detail=f"{type(exc).__name__}: {exc}"[:500])
 
-        with resp:
-            hdrs = {k.lower(): v for k, v in resp.headers.items()}
-            status = resp.status_code
-            base = dict(status=status, headers=hdrs)
-            if status in (204, 304) or 100 <= status < 200:
-                return done(**base)
-            declared = None
-            try:
-                declared = int(hdrs["content-length"]) if "content-length" in hdrs else None
-            except ValueError:
-                declared = None
-            if declared is not None and declared > max_bytes and not keep_prefix:
-                return done(
-                    **base, error=OVERSIZE,
-                    error_detail=f"Content-Length {declared} exceeds the limit of {max_bytes} bytes; not downloaded",
-                )
-            # Count raw bytes ourselves rather than let urllib3 raise IncompleteRead: its exception
-            # throws away the partial body, and a truncated body is still something we fetched.
-            raw = resp.raw
-            if hasattr(raw, "enforce_content_length"):
-                raw.enforce_content_length = False
-            body = bytearray()
-            deadline = started + s.max_fetch_s
-            try:
-                for chunk in resp.iter_content(_CHUNK):
-                    body += chunk
-                    if len(body) > max_bytes:
-                        if keep_prefix:
-                            return done(**base, body=bytes(body[:max_bytes]))
-                        return done(
-                            **base, body=bytes(body[:max_bytes]), error=OVERSIZE,
-                            error_detail=f"body exceeded the limit of {max_bytes} bytes; download abandoned",
-                        )
-                    if time.perf_counter() > deadline:
-                        return done(
-                            **base, body=bytes(body), error=TIMEOUT,
-                            error_detail=f"body not complete after {s.max_fetch_s:g} s ({len(body)} bytes read)",
-                        )
-            except requests.exceptions.RequestException as exc:
-                if _is_read_timeout(exc):
-                    return done(**base, body=bytes(body), error=TIMEOUT,
-                                error_detail=f"read timeout after {len(body)} bytes of the body")
+    def _read_body(self, resp, base: dict, done: Callable[..., FetchResult], deadline: float, *,
+                   declared: int | None, max_bytes: int, keep_prefix: bool) -> FetchResult:
+        """The body, read up to ``max_bytes`` and the ``deadline``: what was read is kept when it is
+        cut (too large, too slow, a broken connection, shorter than its Content-Length)."""
+        s = self.settings
+        status = base["status"]
+        hdrs = base["headers"]
+        # Count raw bytes ourselves rather than let urllib3 raise IncompleteRead: its exception
+        # throws away the partial body, and a truncated body is still something we fetched.
+        raw = resp.raw
+        if hasattr(raw, "enforce_content_length"):
+            raw.enforce_content_length = False
+        body = bytearray()
+        try:
+            for chunk in resp.iter_content(_CHUNK):
+                body += chunk
+                if len(body) > max_bytes:
+                    if keep_prefix:
+                        return done(**base, body=bytes(body[:max_bytes]))
+                    return done(
+                        **base, body=bytes(body[:max_bytes]), error=OVERSIZE,
+                        error_detail=f"body exceeded the limit of {max_bytes} bytes; download abandoned",
+                    )
+                if time.perf_counter() > deadline:
+                    return done(
+                        **base, body=bytes(body), error=TIMEOUT,
+                        error_detail=f"body not complete after {s.max_fetch_s:g} s ({len(body)} bytes read)",
+                    )
+        except requests.exceptions.RequestException as exc:
+            if _is_read_timeout(exc):
+                return done(**base, body=bytes(body), error=TIMEOUT,
+                            error_detail=f"read timeout after {len(body)} bytes of the body")
+            return done(**base, body=bytes(body), error=TRUNCATED,
+                        error_detail=f"connection broken after {len(body)} bytes"
+                        + (f" of {declared}" if declared is not None else "") + f": {type(exc).__name__}")
+        if declared is not None:
+            encoded = hdrs.get("content-encoding", "identity").strip().lower() not in ("", "identity")
+            received = raw.tell() if hasattr(raw, "tell") else len(body)
+            if received < declared or (not encoded and len(body) < declared):
                 return done(**base, body=bytes(body), error=TRUNCATED,
-                            error_detail=f"connection broken after {len(body)} bytes"
-                            + (f" of {declared}" if declared is not None else "") + f": {type(exc).__name__}")
-            if declared is not None:
-                encoded = hdrs.get("content-encoding", "identity").strip().lower() not in ("", "identity")
-                received = raw.tell() if hasattr(raw, "tell") else len(body)
-                if received < declared or (not encoded and len(body) < declared):
-                    return done(**base, body=bytes(body), error=TRUNCATED,
-                                error_detail=f"received {received} bytes, Content-Length said {declared}")
-            error = HTTP_ERROR if status >= 400 else None
-            return done(**base, body=bytes(body), error=error, error_detail=(f"HTTP {status}" if error else None))
+                            error_detail=f"received {received} bytes, Content-Length said {declared}")
+        error = HTTP_ERROR if status >= 400 else None
+        return done(**base, body=bytes(body), error=error, error_detail=(f"HTTP {status}" if error else None))

@@ -30,7 +30,8 @@ record was asked for). Whether a readable record is *the one asked for* is check
 (``answers.check_openalex_work`` / ``check_openalex_author``): ``work_by_arxiv_id`` no longer
 stamps the asked arXiv id on a work that does not carry it.
 
-Parsing: ids are shortened (``W2741809807``, ``A5023888391``), DOIs and ORCIDs made bare
+Parsing (``openalex_records.py``, the records and their frames; the names are importable from here
+too): ids are shortened (``W2741809807``, ``A5023888391``), DOIs and ORCIDs made bare
 (``10.7717/peerj.4375``, ``0000-0002-9344-7439``), abstracts rebuilt from
 ``abstract_inverted_index``. List responses cut authorships at 100 (``is_authors_truncated``).
 No Dagster imports.
@@ -39,26 +40,34 @@ No Dagster imports.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 from urllib.parse import quote, urlencode, urlsplit
-
-import polars as pl
 
 from pipelines.ingest.sources import answers
 from pipelines.ingest.sources.arxiv import parse_arxiv_id
 from pipelines.ingest.sources.cache import SourceCache
 from pipelines.ingest.sources.http import OVERSIZE, PoliteHttp, validate_contact
+from pipelines.ingest.sources.openalex_records import (  # noqa: F401 - re-exported: the client's import path
+    AUTHORS_SCHEMA,
+    WORKS_SCHEMA,
+    Authorship,
+    OpenAlexAuthor,
+    OpenAlexWork,
+    normalize_doi,
+    normalize_orcid,
+    openalex_authors_frame,
+    openalex_works_frame,
+    parse_author,
+    parse_work,
+    rebuild_abstract,
+    short_id,
+)
 from pipelines.textnorm import match_key
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
 MAX_PER_PAGE = 200
-_ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$", re.IGNORECASE)
-_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
-
-
 class OpenAlexError(RuntimeError):
     """OpenAlex refused the request (400/403...): a bug in the query, not a transient problem."""
 
@@ -81,196 +90,6 @@ class OpenAlexBudgetExhausted(RuntimeError):
     def __init__(self, message: str, used: int, budget: int) -> None:
         super().__init__(message)
         self.used, self.budget = used, budget
-
-
-# ------------------------------------------------------------------------------------ records
-
-@dataclass(frozen=True)
-class Authorship:
-    position: int                      # 1-based order in the author list
-    author_position: str | None        # OpenAlex's 'first' | 'middle' | 'last'
-    display_name: str | None
-    raw_author_name: str | None
-    openalex_author_id: str | None
-    orcid: str | None
-    institutions: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class OpenAlexWork:
-    openalex_id: str
-    doi: str | None
-    arxiv_id: str | None
-    title: str | None
-    abstract: str | None
-    publication_year: int | None
-    publication_date: date | None
-    type: str | None
-    cited_by_count: int | None
-    counts_by_year: tuple[tuple[int, int], ...]       # (year, cited_by_count), ascending
-    authorships: tuple[Authorship, ...]
-    is_authors_truncated: bool
-    fetched_at: datetime | None = None
-    matched_by: str | None = None      # 'doi' | 'arxiv_doi' | 'title' | 'openalex_id' | 'list'
-
-
-@dataclass(frozen=True)
-class OpenAlexAuthor:
-    openalex_id: str
-    orcid: str | None
-    display_name: str | None
-    display_name_alternatives: tuple[str, ...]
-    works_count: int | None
-    cited_by_count: int | None
-    h_index: int | None
-    i10_index: int | None
-    counts_by_year: tuple[tuple[int, int, int], ...]  # (year, works_count, cited_by_count), ascending
-    fetched_at: datetime | None = None
-
-
-# ------------------------------------------------------------------------------------ helpers
-
-def short_id(value: str | None) -> str | None:
-    """``https://openalex.org/W123`` -> ``W123``."""
-    if not value:
-        return None
-    return value.rstrip("/").rsplit("/", 1)[-1]
-
-
-def normalize_doi(value: str | None) -> str | None:
-    """Bare lower-case DOI (``10.x/y``) from a DOI, ``doi:`` or ``https://doi.org/`` form; None if not a DOI."""
-    if not value:
-        return None
-    doi = _DOI_PREFIX.sub("", value.strip()).strip().lower()
-    return doi if doi.startswith("10.") and "/" in doi else None
-
-
-def normalize_orcid(value: str | None) -> str | None:
-    """Bare ORCID (``0000-0002-9344-7439``) from any usual form; None if not one."""
-    if not value:
-        return None
-    m = _ORCID.search(value.strip().rstrip("/"))
-    return m.group(1).upper() if m else None
-
-
-def rebuild_abstract(inverted_index: Mapping[str, Iterable[int]] | None) -> str | None:
-    """Words placed back at their positions (OpenAlex ships abstracts as an inverted index)."""
-    if not inverted_index:
-        return None
-    placed: list[tuple[int, str]] = []
-    for word, positions in inverted_index.items():
-        for pos in positions or ():
-            try:
-                placed.append((int(pos), word))
-            except (TypeError, ValueError):
-                continue
-    if not placed:
-        return None
-    placed.sort()
-    return " ".join(word for _, word in placed)
-
-
-def _int(value: Any) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _date(value: Any) -> date | None:
-    if not value:
-        return None
-    try:
-        return date.fromisoformat(str(value)[:10])
-    except ValueError:
-        return None
-
-
-def _work_arxiv_id(data: Mapping[str, Any], doi: str | None) -> str | None:
-    candidates: list[str | None] = []
-    if doi and doi.startswith("10.48550/arxiv."):
-        candidates.append(doi)
-    ids = data.get("ids") or {}
-    candidates.append(ids.get("arxiv") if isinstance(ids, dict) else None)
-    for loc_key in ("primary_location", "best_oa_location"):
-        loc = data.get(loc_key) or {}
-        if isinstance(loc, dict):
-            candidates += [loc.get("landing_page_url"), loc.get("pdf_url")]
-    for loc in data.get("locations") or []:
-        if isinstance(loc, dict):
-            candidates += [loc.get("landing_page_url"), loc.get("pdf_url")]
-    for cand in candidates:
-        if cand and ("arxiv" in cand.lower()):
-            parsed = parse_arxiv_id(cand)
-            if parsed:
-                return parsed[0]
-    return None
-
-
-def parse_work(data: Mapping[str, Any], *, fetched_at: datetime | None = None, matched_by: str | None = None) -> OpenAlexWork:
-    doi = normalize_doi(data.get("doi"))
-    authorships = []
-    for i, a in enumerate(data.get("authorships") or [], start=1):
-        author = a.get("author") or {}
-        authorships.append(
-            Authorship(
-                position=i,
-                author_position=a.get("author_position"),
-                display_name=author.get("display_name"),
-                raw_author_name=a.get("raw_author_name"),
-                openalex_author_id=short_id(author.get("id")),
-                orcid=normalize_orcid(author.get("orcid")),
-                institutions=tuple(
-                    inst.get("display_name") for inst in (a.get("institutions") or [])
-                    if isinstance(inst, dict) and inst.get("display_name")
-                ),
-            )
-        )
-    counts = sorted(
-        (y, _int(c.get("cited_by_count")) or 0)
-        for c in data.get("counts_by_year") or []
-        if (y := _int(c.get("year"))) is not None
-    )
-    return OpenAlexWork(
-        openalex_id=short_id(data.get("id")) or "",
-        doi=doi,
-        arxiv_id=_work_arxiv_id(data, doi),
-        title=data.get("title") or data.get("display_name"),
-        abstract=rebuild_abstract(data.get("abstract_inverted_index")),
-        publication_year=_int(data.get("publication_year")),
-        publication_date=_date(data.get("publication_date")),
-        type=data.get("type"),
-        cited_by_count=_int(data.get("cited_by_count")),
-        counts_by_year=tuple(counts),
-        authorships=tuple(authorships),
-        is_authors_truncated=bool(data.get("is_authors_truncated", False)),
-        fetched_at=fetched_at,
-        matched_by=matched_by,
-    )
-
-
-def parse_author(data: Mapping[str, Any], *, fetched_at: datetime | None = None) -> OpenAlexAuthor:
-    stats = data.get("summary_stats") or {}
-    counts = sorted(
-        (y, _int(c.get("works_count")) or 0, _int(c.get("cited_by_count")) or 0)
-        for c in data.get("counts_by_year") or []
-        if (y := _int(c.get("year"))) is not None
-    )
-    orcid = data.get("orcid") or (data.get("ids") or {}).get("orcid")
-    return OpenAlexAuthor(
-        openalex_id=short_id(data.get("id")) or "",
-        orcid=normalize_orcid(orcid),
-        display_name=data.get("display_name"),
-        display_name_alternatives=tuple(data.get("display_name_alternatives") or ()),
-        works_count=_int(data.get("works_count")),
-        cited_by_count=_int(data.get("cited_by_count")),
-        h_index=_int(stats.get("h_index")),
-        i10_index=_int(stats.get("i10_index")),
-        counts_by_year=tuple(counts),
-        fetched_at=fetched_at,
-    )
 
 
 # ------------------------------------------------------------------------------------ client
@@ -383,14 +202,19 @@ class OpenAlexClient:
         return _Answer(200, data, fetched_at)
 
     # -- single records
+    def _record(self, path: str, parse, **kwargs):
+        """The record at ``path`` parsed by ``parse`` (``parse_work`` / ``parse_author``), or None
+        when OpenAlex answers 404."""
+        answer = self._get(path)
+        if answer.status == 404:
+            return None
+        return parse(answer.data, fetched_at=answer.fetched_at, **kwargs)
+
     def work_by_doi(self, doi: str, *, matched_by: str = "doi") -> OpenAlexWork | None:
         bare = normalize_doi(doi)
         if bare is None:
             raise ValueError(f"not a DOI: {doi!r}")
-        answer = self._get(f"/works/doi:{quote(bare, safe='/')}")
-        if answer.status == 404:
-            return None
-        return parse_work(answer.data, fetched_at=answer.fetched_at, matched_by=matched_by)
+        return self._record(f"/works/doi:{quote(bare, safe='/')}", parse_work, matched_by=matched_by)
 
     def work_by_arxiv_id(self, arxiv_id: str) -> OpenAlexWork | None:
         parsed = parse_arxiv_id(arxiv_id)
@@ -401,25 +225,16 @@ class OpenAlexClient:
         return self.work_by_doi(f"10.48550/arXiv.{parsed[0]}", matched_by="arxiv_doi")
 
     def work_by_id(self, openalex_id: str) -> OpenAlexWork | None:
-        answer = self._get(f"/works/{quote(short_id(openalex_id) or '', safe='')}")
-        if answer.status == 404:
-            return None
-        return parse_work(answer.data, fetched_at=answer.fetched_at, matched_by="openalex_id")
+        return self._record(f"/works/{quote(short_id(openalex_id) or '', safe='')}", parse_work, matched_by="openalex_id")
 
     def author_by_orcid(self, orcid: str) -> OpenAlexAuthor | None:
         bare = normalize_orcid(orcid)
         if bare is None:
             raise ValueError(f"not an ORCID: {orcid!r}")
-        answer = self._get(f"/authors/orcid:{bare}")
-        if answer.status == 404:
-            return None
-        return parse_author(answer.data, fetched_at=answer.fetched_at)
+        return self._record(f"/authors/orcid:{bare}", parse_author)
 
     def author_by_id(self, openalex_id: str) -> OpenAlexAuthor | None:
-        answer = self._get(f"/authors/{quote(short_id(openalex_id) or '', safe='')}")
-        if answer.status == 404:
-            return None
-        return parse_author(answer.data, fetched_at=answer.fetched_at)
+        return self._record(f"/authors/{quote(short_id(openalex_id) or '', safe='')}", parse_author)
 
     def search_work_by_title(self, title: str, year: int | None = None, *, year_tolerance: int = 1,
                              per_page: int = 25) -> OpenAlexWork | None:
@@ -534,95 +349,3 @@ def _error_message(body: bytes) -> str:
     except ValueError:
         pass
     return body[:200].decode("utf-8", errors="replace")
-
-
-# ------------------------------------------------------------------------------------ frames
-
-_COUNTS_WORK = pl.Struct({"year": pl.Int32, "cited_by_count": pl.Int64})
-_COUNTS_AUTHOR = pl.Struct({"year": pl.Int32, "works_count": pl.Int64, "cited_by_count": pl.Int64})
-_AUTHORSHIP = pl.Struct(
-    {
-        "position": pl.Int32,
-        "display_name": pl.Utf8,
-        "raw_author_name": pl.Utf8,
-        "openalex_author_id": pl.Utf8,
-        "orcid": pl.Utf8,
-    }
-)
-WORKS_SCHEMA = {
-    "openalex_id": pl.Utf8,
-    "doi": pl.Utf8,
-    "arxiv_id": pl.Utf8,
-    "title": pl.Utf8,
-    "abstract": pl.Utf8,
-    "publication_year": pl.Int32,
-    "publication_date": pl.Date,
-    "cited_by_count": pl.Int64,
-    "counts_by_year": pl.List(_COUNTS_WORK),
-    "authorships": pl.List(_AUTHORSHIP),
-    "is_authors_truncated": pl.Boolean,
-    "fetched_at": pl.Datetime("us", "UTC"),
-    "matched_by": pl.Utf8,
-}
-AUTHORS_SCHEMA = {
-    "openalex_id": pl.Utf8,
-    "orcid": pl.Utf8,
-    "display_name": pl.Utf8,
-    "display_name_alternatives": pl.List(pl.Utf8),
-    "works_count": pl.Int64,
-    "cited_by_count": pl.Int64,
-    "h_index": pl.Int64,
-    "i10_index": pl.Int64,
-    "counts_by_year": pl.List(_COUNTS_AUTHOR),
-    "fetched_at": pl.Datetime("us", "UTC"),
-}
-
-
-def openalex_works_frame(works: Iterable[OpenAlexWork]) -> pl.DataFrame:
-    rows = [
-        {
-            "openalex_id": w.openalex_id,
-            "doi": w.doi,
-            "arxiv_id": w.arxiv_id,
-            "title": w.title,
-            "abstract": w.abstract,
-            "publication_year": w.publication_year,
-            "publication_date": w.publication_date,
-            "cited_by_count": w.cited_by_count,
-            "counts_by_year": [{"year": y, "cited_by_count": c} for y, c in w.counts_by_year],
-            "authorships": [
-                {
-                    "position": a.position,
-                    "display_name": a.display_name,
-                    "raw_author_name": a.raw_author_name,
-                    "openalex_author_id": a.openalex_author_id,
-                    "orcid": a.orcid,
-                }
-                for a in w.authorships
-            ],
-            "is_authors_truncated": w.is_authors_truncated,
-            "fetched_at": w.fetched_at,
-            "matched_by": w.matched_by,
-        }
-        for w in works
-    ]
-    return pl.DataFrame(rows, schema=WORKS_SCHEMA) if rows else pl.DataFrame(schema=WORKS_SCHEMA)
-
-
-def openalex_authors_frame(authors: Iterable[OpenAlexAuthor]) -> pl.DataFrame:
-    rows = [
-        {
-            "openalex_id": a.openalex_id,
-            "orcid": a.orcid,
-            "display_name": a.display_name,
-            "display_name_alternatives": list(a.display_name_alternatives),
-            "works_count": a.works_count,
-            "cited_by_count": a.cited_by_count,
-            "h_index": a.h_index,
-            "i10_index": a.i10_index,
-            "counts_by_year": [{"year": y, "works_count": w, "cited_by_count": c} for y, w, c in a.counts_by_year],
-            "fetched_at": a.fetched_at,
-        }
-        for a in authors
-    ]
-    return pl.DataFrame(rows, schema=AUTHORS_SCHEMA) if rows else pl.DataFrame(schema=AUTHORS_SCHEMA)

@@ -272,26 +272,10 @@ def earlier_neighbours(
     if window is not None and window < 1:
         raise ValueError("window must be at least 1")
     n = matrix.shape[0]
-    mean_top_k = np.full(n, np.nan, dtype=np.float64)
-    n_earlier = np.zeros(n, dtype=np.int64)
-    nearest_row = np.full(n, -1, dtype=np.int64)
-    nearest_similarity = np.full(n, np.nan, dtype=np.float64)
+    result = NeighbourResult(np.full(n, np.nan, dtype=np.float64), np.zeros(n, dtype=np.int64),
+                             np.full(n, -1, dtype=np.int64), np.full(n, np.nan, dtype=np.float64))
     threads = n_threads or min(2, os.cpu_count() or 1)
     matrix = matrix.tocsr().astype(np.float32, copy=False)
-
-    def collect(seg_start: int, counts: np.ndarray, futures: list) -> None:
-        for q_rows, future in futures:
-            top, best, best_row = future.result()
-            rows = seg_start + q_rows
-            valid = top >= 0
-            n_valid = valid.sum(axis=1)
-            if not np.array_equal(n_valid, np.minimum(counts[q_rows], k)):
-                raise AssertionError("earlier-neighbour mask disagrees with the earlier count")
-            sums = np.where(valid, top.astype(np.float64), 0.0).sum(axis=1)
-            mean_top_k[rows] = np.where(n_valid > 0, sums / np.maximum(n_valid, 1), np.nan)
-            has = best >= 0
-            nearest_row[rows] = np.where(has, seg_start + best_row, -1)
-            nearest_similarity[rows] = np.where(has, best.astype(np.float64), np.nan)
 
     # Segments are prepared in this thread while the pool works on earlier ones; at most
     # _PENDING_ROWS rows of prepared segments wait, so memory stays bounded and many small
@@ -306,50 +290,72 @@ def earlier_neighbours(
             size = seg_stop - seg_start
             if size == 0:
                 continue
-            qy = query_year[seg_start:seg_stop]
-            cy = cand_year[seg_start:seg_stop]
-            qd = query_day[seg_start:seg_stop]
-            cd = cand_day[seg_start:seg_stop]
-            earlier_counts = count_earlier(qy, cy, qd, cd)
-            # Row i's earlier rows are [0, earlier_counts[i]); its window the last `window` of them.
-            window_start = None if window is None or window >= size else np.maximum(earlier_counts - window, 0)
-            counts = earlier_counts if window_start is None else earlier_counts - window_start
-            n_earlier[seg_start:seg_stop] = counts
-            wanted = counts > 0
-            if query is not None:
-                wanted &= query[seg_start:seg_stop]
-            if not wanted.any():
+            years_days = (query_year[seg_start:seg_stop], cand_year[seg_start:seg_stop],
+                          query_day[seg_start:seg_stop], cand_day[seg_start:seg_stop])
+            counts, futures = _submit_segment(pool, matrix, (seg_start, seg_stop), years_days, k=k, chunk_size=chunk_size,
+                                              window=window, query=None if query is None else query[seg_start:seg_stop])
+            result.n_earlier[seg_start:seg_stop] = counts
+            if not futures:
                 continue
-            segment = _prepare_segment(
-                _drop_unshared_columns(matrix[seg_start:seg_stop]), chunk_size, qy, qd, cy, cd
-            )
-            if query is None:  # every row: chunks of consecutive rows, as always
-                groups = [
-                    np.arange(q_start, min(q_start + chunk_size, size))
-                    for q_start in range(0, size, chunk_size)
-                    if wanted[q_start : q_start + chunk_size].any()
-                ]
-            else:  # only the rows asked for, chunk_size of them at a time
-                picked = np.flatnonzero(wanted)
-                groups = [picked[i : i + chunk_size] for i in range(0, len(picked), chunk_size)]
-            futures = [
-                (
-                    rows,
-                    pool.submit(
-                        _query_chunk, segment, rows, k, chunk_size,
-                        None if window_start is None else window_start[rows],
-                    ),
-                )
-                for rows in groups
-            ]
-            del segment  # the futures hold it until they finish
             pending.append((seg_start, size, counts, futures))
             pending_rows += size
             while pending and pending_rows > max(_PENDING_ROWS, 2 * threads * chunk_size):
                 done_start, done_size, done_counts, done_futures = pending.popleft()
-                collect(done_start, done_counts, done_futures)
+                _collect(result, k, done_start, done_counts, done_futures)
                 pending_rows -= done_size
         while pending:
             done_start, _, done_counts, done_futures = pending.popleft()
-            collect(done_start, done_counts, done_futures)
-    return NeighbourResult(mean_top_k, n_earlier, nearest_row, nearest_similarity)
+            _collect(result, k, done_start, done_counts, done_futures)
+    return result
+
+
+def _submit_segment(pool: ThreadPoolExecutor, matrix: sp.csr_matrix, bounds: tuple[int, int],
+                    years_days: tuple[np.ndarray, ...], *, k: int, chunk_size: int, window: int | None,
+                    query: np.ndarray | None) -> tuple[np.ndarray, list]:
+    """One segment's (``bounds``: its rows of ``matrix``) earlier counts (all earlier rows, or the
+    window's), and its query chunks handed to ``pool`` as ``(rows, future)`` (none when no row of
+    it is to be scored and has an earlier row to compare with)."""
+    qy, cy, qd, cd = years_days
+    seg_start, seg_stop = bounds
+    size = seg_stop - seg_start
+    earlier_counts = count_earlier(qy, cy, qd, cd)
+    # Row i's earlier rows are [0, earlier_counts[i]); its window the last `window` of them.
+    window_start = None if window is None or window >= size else np.maximum(earlier_counts - window, 0)
+    counts = earlier_counts if window_start is None else earlier_counts - window_start
+    wanted = counts > 0
+    if query is not None:
+        wanted &= query
+    if not wanted.any():
+        return counts, []
+    segment = _prepare_segment(_drop_unshared_columns(matrix[seg_start:seg_stop]), chunk_size, qy, qd, cy, cd)
+    if query is None:  # every row: chunks of consecutive rows, as always
+        groups = [
+            np.arange(q_start, min(q_start + chunk_size, size))
+            for q_start in range(0, size, chunk_size)
+            if wanted[q_start : q_start + chunk_size].any()
+        ]
+    else:  # only the rows asked for, chunk_size of them at a time
+        picked = np.flatnonzero(wanted)
+        groups = [picked[i : i + chunk_size] for i in range(0, len(picked), chunk_size)]
+    # the futures hold the segment until they finish
+    return counts, [
+        (group, pool.submit(_query_chunk, segment, group, k, chunk_size,
+                            None if window_start is None else window_start[group]))
+        for group in groups
+    ]
+
+
+def _collect(result: NeighbourResult, k: int, seg_start: int, counts: np.ndarray, futures: list) -> None:
+    """Write a segment's finished chunks into ``result``."""
+    for q_rows, future in futures:
+        top, best, best_row = future.result()
+        rows = seg_start + q_rows
+        valid = top >= 0
+        n_valid = valid.sum(axis=1)
+        if not np.array_equal(n_valid, np.minimum(counts[q_rows], k)):
+            raise AssertionError("earlier-neighbour mask disagrees with the earlier count")
+        sums = np.where(valid, top.astype(np.float64), 0.0).sum(axis=1)
+        result.mean_top_k[rows] = np.where(n_valid > 0, sums / np.maximum(n_valid, 1), np.nan)
+        has = best >= 0
+        result.nearest_row[rows] = np.where(has, seg_start + best_row, -1)
+        result.nearest_similarity[rows] = np.where(has, best.astype(np.float64), np.nan)

@@ -243,21 +243,58 @@ def score_components(
     terms). ``idf``: an epoch's document frequencies (None: these papers' own, fitted here and
     returned with the components; needed with ``query``). A row's result is the same whichever
     other rows are queries."""
-    n = frame.height
     threads = n_threads or min(2, os.cpu_count() or 1)
     window = default_window() if window == "default" else window
     keys = _time_keys(frame)
+    rows, similarity, idf, vocabulary = _vectorise(frame, tokens, keys, idf=idf, query=query, threads=threads,
+                                                   text_batch_size=text_batch_size)
+    sub_keys = keys if rows.sub_rows is None else TimeKeys(*(a[rows.sub_rows] for a in (
+        keys.query_year, keys.cand_year, keys.query_day, keys.cand_day)))
+    result = earlier_neighbours(
+        similarity,
+        rows.sub_segments,
+        sub_keys.query_year,
+        sub_keys.cand_year,
+        sub_keys.query_day,
+        sub_keys.cand_day,
+        k=k,
+        chunk_size=chunk_size,
+        n_threads=threads,
+        window=window,
+        query=rows.sub_query,
+    )
+    del similarity
+    return Components(idf=idf, frame=_components_frame(frame, rows, result, vocabulary))
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Which rows ``score_components`` scores and vectorises: ``query_rows`` (rows of the frame) are
+    scored; ``sub_rows`` (None: every row) are vectorised, in ``sub_segments``, with ``sub_query``
+    marking the scored ones among them."""
+
+    query_rows: np.ndarray
+    sub_rows: np.ndarray | None
+    sub_segments: list[tuple[int, int]]
+    sub_query: np.ndarray | None
+
+
+def _vectorise(frame: pl.DataFrame, tokens: TokenStream, keys: TimeKeys, *, idf: IdfTable | None,
+               query: np.ndarray | None, threads: int, text_batch_size: int):
+    """The rows' TF-IDF similarity vectors and the vocabulary components (new terms and term pairs,
+    the new-term examples), computed first so the unigram matrix is freed before the similarity
+    search. Returns ``(_Rows, similarity matrix, idf, vocabulary components)``."""
+    n = frame.height
     order_of = np.empty(tokens.n_terms, dtype=np.int64)
     order_of[np.argsort(np.array(tokens.vocabulary, dtype=object), kind="stable")] = np.arange(tokens.n_terms)
     segments = _segments(frame.get_column("category"))
     if query is None:
-        query_rows = np.arange(n)
+        rows = _Rows(np.arange(n), None, segments, None)
         matrices = tfidf_matrices(tokens, batch_docs=text_batch_size, n_threads=threads, idf=idf)
         # Vocabulary components first, so the unigram matrix is freed before the similarity search.
         unigram = matrices.unigram
         term_new = first_use_flags(unigram, keys)
         new_pair_share = new_pair_shares(tokens, keys, batch_docs=text_batch_size, n_threads=threads)
-        sub_rows, sub_segments, sub_query = None, segments, None
     else:
         if idf is None:
             raise ValueError("scoring some rows needs the epoch's idf")
@@ -270,43 +307,28 @@ def score_components(
         for a, b in touched:
             sub_segments.append((at, at + b - a))
             at += b - a
+        rows = _Rows(query_rows, sub_rows, sub_segments, query[sub_rows])
         matrices = tfidf_matrices(take_tokens(tokens, sub_rows), batch_docs=text_batch_size, n_threads=threads, idf=idf)
-        sub_query = query[sub_rows]
-        matrices = TfidfMatrices(similarity=matrices.similarity, unigram=matrices.unigram[np.flatnonzero(sub_query)],
-                                 idf=idf)
+        matrices = TfidfMatrices(similarity=matrices.similarity,
+                                 unigram=matrices.unigram[np.flatnonzero(rows.sub_query)], idf=idf)
         unigram = matrices.unigram
         term_new = first_use_flags_for(unigram, query_rows, tokens, keys)
         new_pair_share = new_pair_shares_for(tokens, keys, query_rows, batch_docs=text_batch_size)
-    new_terms_share = share_per_row(unigram, term_new)
-    examples = _new_term_examples(unigram, term_new, tokens.surface, order_of)
-    del unigram, term_new
-    similarity = matrices.similarity
-    idf = matrices.idf
-    del matrices
+    vocabulary = {"new_terms_share": share_per_row(unigram, term_new), "new_term_pairs_share": new_pair_share,
+                  "examples": _new_term_examples(unigram, term_new, tokens.surface, order_of)}
+    return rows, matrices.similarity, matrices.idf, vocabulary
 
-    sub_keys = keys if sub_rows is None else TimeKeys(*(a[sub_rows] for a in (
-        keys.query_year, keys.cand_year, keys.query_day, keys.cand_day)))
-    result = earlier_neighbours(
-        similarity,
-        sub_segments,
-        sub_keys.query_year,
-        sub_keys.cand_year,
-        sub_keys.query_day,
-        sub_keys.cand_day,
-        k=k,
-        chunk_size=chunk_size,
-        n_threads=threads,
-        window=window,
-        query=sub_query,
-    )
-    del similarity
-    picked = np.arange(n) if sub_rows is None else np.flatnonzero(sub_query)
+
+def _components_frame(frame: pl.DataFrame, rows: _Rows, result, vocabulary: dict) -> pl.DataFrame:
+    """One row per scored paper: the components from the nearest earlier neighbours (``result``) and
+    the vocabulary."""
+    picked = np.arange(frame.height) if rows.sub_rows is None else np.flatnonzero(rows.sub_query)
     n_earlier = result.n_earlier[picked]
     mean_top_k = result.mean_top_k[picked]
     nearest_sim = result.nearest_similarity[picked]
     nearest_row = result.nearest_row[picked]
-    if sub_rows is not None:
-        nearest_row = np.where(nearest_row >= 0, sub_rows[np.maximum(nearest_row, 0)], -1)
+    if rows.sub_rows is not None:
+        nearest_row = np.where(nearest_row >= 0, rows.sub_rows[np.maximum(nearest_row, 0)], -1)
 
     cold = n_earlier == 0
     novelty_raw = np.where(cold, 1.0, np.clip(1.0 - mean_top_k, 0.0, 1.0))
@@ -315,22 +337,22 @@ def score_components(
     nearest_ids = pl.select(
         pl.when(pl.Series(has_nearest & (nearest_sim > 0))).then(nearest_ids)
     ).to_series()
-    return Components(idf=idf, frame=(
-        frame.select("paper_id", "category", "year")[query_rows]
+    return (
+        frame.select("paper_id", "category", "year")[rows.query_rows]
         .with_row_index("row")
         .with_columns(
             novelty_raw=pl.Series(np.round(novelty_raw, 6)),
             neighbours_compared=pl.Series(n_earlier, dtype=pl.Int64),
             nearest_paper_id=nearest_ids,
             nearest_similarity=pl.Series(np.round(np.clip(nearest_sim, 0.0, 1.0), 6), nan_to_null=True),
-            new_terms_share=pl.Series(np.round(new_terms_share, 6)),
-            new_term_pairs_share=pl.Series(np.round(new_pair_share, 6)),
+            new_terms_share=pl.Series(np.round(vocabulary["new_terms_share"], 6)),
+            new_term_pairs_share=pl.Series(np.round(vocabulary["new_term_pairs_share"], 6)),
             cold_start=pl.Series(cold),
         )
-        .join(examples, on="row", how="left")
+        .join(vocabulary["examples"], on="row", how="left")
         .with_columns(new_terms=pl.col("new_terms").fill_null(pl.lit([], dtype=pl.List(pl.String))))
         .drop("row")
-    ))
+    )
 
 
 def canonical_frame(papers: pl.DataFrame) -> pl.DataFrame:

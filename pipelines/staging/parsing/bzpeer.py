@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 
 from pipelines.staging.parsing.fields import (
-    NUMBER, arxiv_from_link, arxiv_from_text, code_urls, is_footer, is_paper_link, is_ui_label, overlong_metric,
-    parse_count,
+    LOOSE_NUMBER, NUMBER, code_urls, is_footer, is_ui_label, overlong_metric, parse_count,
 )
 from pipelines.staging.parsing.layout import (
-    Page, content_end, judge_items, looks_like_person_name, nearest_name_line, pick_paper_link, split_items,
+    Page, content_end, item_paper_link, judge_items, looks_like_person_name, nearest_name_line, site_signals,
+    split_items,
 )
 from pipelines.staging.parsing.result import SiteParse, empty_listing, empty_profile, make_issue
 from pipelines.textnorm import normalize_text
@@ -60,12 +60,11 @@ _COUNTS = {
     "close_collaborators": re.compile(rf"^(?P<n>{NUMBER})\s?close\scollaborators?$", re.IGNORECASE),
 }
 # A count line whose value is not a number we read ("-5works", "1.2.3followers"): NULL + an issue.
-_LOOSE = r"(?P<n>[-+−–~≈<>]?\s?\d\S{0,40}?)"
 _LOOSE_COUNTS = {
-    "declared_works": re.compile(rf"^{_LOOSE}\s?works?$", re.IGNORECASE),
-    "followers": re.compile(rf"^{_LOOSE}\s?followers?$", re.IGNORECASE),
-    "topics": re.compile(rf"^{_LOOSE}\s?topics?$", re.IGNORECASE),
-    "close_collaborators": re.compile(rf"^{_LOOSE}\s?close\scollaborators?$", re.IGNORECASE),
+    "declared_works": re.compile(rf"^{LOOSE_NUMBER}\s?works?$", re.IGNORECASE),
+    "followers": re.compile(rf"^{LOOSE_NUMBER}\s?followers?$", re.IGNORECASE),
+    "topics": re.compile(rf"^{LOOSE_NUMBER}\s?topics?$", re.IGNORECASE),
+    "close_collaborators": re.compile(rf"^{LOOSE_NUMBER}\s?close\scollaborators?$", re.IGNORECASE),
 }
 _LONG_SUFFIXES = {"works": "declared_works", "work": "declared_works", "followers": "followers",
                   "follower": "followers", "topics": "topics", "topic": "topics",
@@ -91,23 +90,11 @@ def is_meta_row(line: str) -> bool:
 
 def content_signals(lines: list[str]) -> int:
     """How strongly these lines look like a BZPEER researcher page (for site detection)."""
-    score = 0
-    metas = 0
-    for line in lines:
-        if len(line) > 160:
-            continue
-        if _PROFILE_LABEL.match(line) or _TRUST.match(line):
-            score += 2
-        elif _LIST_HEADER.match(line) and "published" in line.lower():
-            score += 3
-        elif any(rx.match(line) for rx in _COUNTS.values()):
-            score += 1
-        elif metas < 3 and META.match(line):
-            metas += 1
-            score += 1
-        if "BZPEER" in line or "bzpeer" in line:
-            score += 1
-    return score
+    return site_signals(lines, max_len=160, meta=META, tiers=(
+        (2, lambda line: bool(_PROFILE_LABEL.match(line) or _TRUST.match(line))),
+        (3, lambda line: bool(_LIST_HEADER.match(line)) and "published" in line.lower()),
+        (1, lambda line: any(rx.match(line) for rx in _COUNTS.values())),
+    ), brand=lambda line: "BZPEER" in line or "bzpeer" in line)
 
 
 def _is_role_line(line: str) -> bool:
@@ -142,7 +129,33 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
     cannot be read are appended to ``issues`` (``unreadable_value``)."""
     profile = empty_profile()
     issues = [] if issues is None else issues
+    label_index, first_anchor = _read_header(lines, header_end, profile, issues)
+    if label_index is None and first_anchor is None:
+        return None, None
+    name_index = _name_index(lines, header_end, label_index, first_anchor)
+    if name_index is None or not looks_like_person_name(lines[name_index]):
+        return None, None
+    profile["name"] = lines[name_index]
 
+    for i in range(name_index + 1, header_end):
+        line = lines[i]
+        if is_ui_label(line) or is_footer(line):
+            continue
+        if _is_structure(line):
+            break
+        profile["bio"] = line
+        break
+    for i in range(name_index + 1, header_end):
+        if _is_role_line(lines[i]) and len(lines[i]) <= 200:
+            profile["affiliation"] = _affiliation(lines[i])
+            break
+    return profile, profile["name"]
+
+
+def _read_header(lines: list[str], header_end: int, profile: dict, issues: list[dict]) -> tuple[int | None, int | None]:
+    """Fill ``profile``'s metrics from the header's metric lines (trust, counts, claim, declared
+    items); returns the index of the "Researcher profile" label and of the first metric or role
+    line (None when absent)."""
     def count(key: str, raw: str, line: str) -> int | None:
         value = parse_count(raw)
         if value is None:
@@ -164,13 +177,7 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
         if m := _TRUST.match(line):
             if trust_line is None:
                 trust_line = line
-                profile["trust_score"] = int(m["score"])
-                profile["trust_tier"] = m["tier"]
-                if v := _VERIFICATION.search(line):
-                    level = v["level"].replace(" ", "")
-                    profile["verification_level"] = f"L{level[5:]}" if level.startswith("Level") else level
-                if c := _CLAIM.search(line, m.end()):
-                    profile["claimed"] = c["claim"] == "Claimed"
+                _read_trust(m, line, profile)
         elif m := _LIST_HEADER.match(line):
             profile["declared_items"] = count("declared_items", m["n"], line)
         elif _NO_ITEMS.match(line):
@@ -193,10 +200,23 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
                     continue
         if first_anchor is None:
             first_anchor = i
-    if label_index is None and first_anchor is None:
-        return None, None
+    return label_index, first_anchor
 
-    # Name: the line after the "Researcher profile" label, else the line before the bio/anchor.
+
+def _read_trust(m: re.Match, line: str, profile: dict) -> None:
+    """The trust line: score and tier, the verification level and the claim state it may carry."""
+    profile["trust_score"] = int(m["score"])
+    profile["trust_tier"] = m["tier"]
+    if v := _VERIFICATION.search(line):
+        level = v["level"].replace(" ", "")
+        profile["verification_level"] = f"L{level[5:]}" if level.startswith("Level") else level
+    if c := _CLAIM.search(line, m.end()):
+        profile["claimed"] = c["claim"] == "Claimed"
+
+
+def _name_index(lines: list[str], header_end: int, label_index: int | None, first_anchor: int | None) -> int | None:
+    """The name's line: the line after the "Researcher profile" label, else the line before the
+    bio/anchor."""
     name_index = None
     if label_index is not None:
         for i in range(label_index + 1, header_end):
@@ -212,23 +232,7 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
             above = nearest_name_line(lines, name_index, _is_structure)
             if above is not None and looks_like_person_name(lines[above]):
                 name_index = above
-    if name_index is None or not looks_like_person_name(lines[name_index]):
-        return None, None
-    profile["name"] = lines[name_index]
-
-    for i in range(name_index + 1, header_end):
-        line = lines[i]
-        if is_ui_label(line) or is_footer(line):
-            continue
-        if _is_structure(line):
-            break
-        profile["bio"] = line
-        break
-    for i in range(name_index + 1, header_end):
-        if _is_role_line(lines[i]) and len(lines[i]) <= 200:
-            profile["affiliation"] = _affiliation(lines[i])
-            break
-    return profile, profile["name"]
+    return name_index
 
 
 def find_list_header(lines: list[str]) -> int | None:
@@ -275,15 +279,7 @@ def _listing(item, draft: dict) -> dict:
     meta = item.meta
     title, abstract = draft["title"], draft["abstract"]
     listing = empty_listing(item.position)
-    paper_url = pick_paper_link(item, draft["title_index"], is_paper_link)
-    arxiv_id, arxiv_version = arxiv_from_link(paper_url) if paper_url else (None, None)
-    if arxiv_id is None:
-        for _, url in item.links:
-            arxiv_id, arxiv_version = arxiv_from_link(url)
-            if arxiv_id:
-                break
-    if arxiv_id is None:
-        arxiv_id, arxiv_version = arxiv_from_text(f"{title}\n{abstract or ''}")
+    paper_url, arxiv_id, arxiv_version = item_paper_link(item, draft["title_index"], title, abstract)
     venue = (meta["venue"] or "").strip() or None
     listing.update(
         title=title,

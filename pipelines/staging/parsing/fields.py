@@ -16,6 +16,9 @@ from pipelines.textnorm import find_urls, fold_unicode
 
 # A count as sites print it: "108", "1,234", "1 234" (also NBSP / thin space), "1.2k", "3M".
 NUMBER = r"(?:\d{1,3}(?:[,\u00a0\u202f ]\d{3})+(?!\d)|\d+(?:[.,]\d+)?[kKM]|\d+)"
+# A count or metric value we cannot read ("-5", "1.2.3", "~40"): it needs a digit. The sites' metric
+# lines with such a value land as NULL with an ``unreadable_value`` issue.
+LOOSE_NUMBER = r"(?P<n>[-+−–~≈<>]?\s?\d\S{0,40}?)"
 _SUFFIX_MULTIPLIER = {"k": 1_000, "K": 1_000, "M": 1_000_000}
 _DOT_THOUSANDS = re.compile(r"\d{1,3}(?:\.\d{3})+")
 _THOUSANDS_SEP = re.compile(r"[,\u00a0\u202f ]")

@@ -20,7 +20,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
-from pipelines.staging.parsing.fields import ends_open, is_footer, is_ui_label
+from pipelines.staging.parsing.fields import (
+    arxiv_from_link, arxiv_from_text, ends_open, is_footer, is_paper_link, is_ui_label,
+)
 from pipelines.staging.parsing.result import make_reject
 
 
@@ -156,6 +158,22 @@ def pick_paper_link(item: Item, title_index: int | None, is_paper_link) -> str |
     return on_title[0] if on_title else None
 
 
+def item_paper_link(item: Item, title_index: int | None, title: str,
+                    abstract: str | None) -> tuple[str | None, str | None, int | None]:
+    """The item's paper link (``pick_paper_link``) and its arXiv id and version: from that link, else
+    the first of the item's links that carries one, else its title and abstract."""
+    paper_url = pick_paper_link(item, title_index, is_paper_link)
+    arxiv_id, arxiv_version = arxiv_from_link(paper_url) if paper_url else (None, None)
+    if arxiv_id is None:
+        for _, url in item.links:
+            arxiv_id, arxiv_version = arxiv_from_link(url)
+            if arxiv_id:
+                break
+    if arxiv_id is None:
+        arxiv_id, arxiv_version = arxiv_from_text(f"{title}\n{abstract or ''}")
+    return paper_url, arxiv_id, arxiv_version
+
+
 _SITE_NAMES = frozenset({"bzpeer", "scholar feed", "scholarfeed"})
 _AFFILIATION_WORDS = re.compile(
     r"\b(?:universit\w*|institut\w*|college|school|academy|laborator\w*|lab|labs|department|dept|faculty"
@@ -187,3 +205,26 @@ def looks_like_person_name(line: str) -> bool:
     if len(words) > 12:
         return False
     return any(ch.isalpha() for ch in line)
+
+
+def site_signals(lines: list[str], *, max_len: int, tiers, meta: re.Pattern, brand) -> int:
+    """How strongly ``lines`` look like one site's page (for site detection): per line of at most
+    ``max_len`` characters, the points of the first of ``tiers`` (``(points, test)``) it passes, else
+    a point for each of the first three item rows (``meta``); and a point for every line naming the
+    site (``brand``)."""
+    score = 0
+    metas = 0
+    for line in lines:
+        if len(line) > max_len:
+            continue
+        for points, test in tiers:
+            if test(line):
+                score += points
+                break
+        else:
+            if metas < 3 and meta.match(line):
+                metas += 1
+                score += 1
+        if brand(line):
+            score += 1
+    return score

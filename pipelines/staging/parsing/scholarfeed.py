@@ -23,12 +23,11 @@ import re
 
 from pipelines.staging.parsing.categories import map_category
 from pipelines.staging.parsing.fields import (
-    DATE, NUMBER, arxiv_from_link, arxiv_from_text, code_urls, is_paper_link, overlong_metric, parse_byline,
-    parse_count, parse_float, read_date,
+    DATE, LOOSE_NUMBER, NUMBER, code_urls, overlong_metric, parse_byline, parse_count, parse_float, read_date,
 )
 from pipelines.staging.parsing.layout import (
-    Page, content_end, judge_items, looks_like_affiliation, looks_like_person_name, nearest_name_line,
-    pick_paper_link, split_items,
+    Page, content_end, item_paper_link, judge_items, looks_like_affiliation, looks_like_person_name,
+    nearest_name_line, site_signals, split_items,
 )
 from pipelines.staging.parsing.result import SiteParse, empty_listing, empty_profile, make_issue
 from pipelines.textnorm import normalize_text
@@ -57,13 +56,12 @@ _METRICS = (_H_INDEX, _PAPERS_METRIC, _CITATIONS, _NOVELTY, _AI_SCORE, _LIST_HEA
 # A metric line whose value is not a number we read ("-5citations", "h-index1.2.3", "Novelty-3%"):
 # the field stays NULL and the line becomes an ``unreadable_value`` issue. A value needs a digit,
 # so a site's "h-index—" (no value shown) is not an issue.
-_LOOSE = r"(?P<n>[-+−–~≈<>]?\s?\d\S{0,40}?)"
 _LOOSE_METRICS = (
-    ("h_index", re.compile(rf"^h-?index\s?:?\s?{_LOOSE}$", re.IGNORECASE)),
-    ("citations", re.compile(rf"^{_LOOSE}\s?citations?$", re.IGNORECASE)),
-    ("declared_papers", re.compile(rf"^{_LOOSE}\s?papers?$")),
-    ("novelty_pct", re.compile(rf"^Novelty\s?:?\s?{_LOOSE}\s?%?$", re.IGNORECASE)),
-    ("ai_score", re.compile(rf"^AI\s?Score\s?:?\s?{_LOOSE}$", re.IGNORECASE)),
+    ("h_index", re.compile(rf"^h-?index\s?:?\s?{LOOSE_NUMBER}$", re.IGNORECASE)),
+    ("citations", re.compile(rf"^{LOOSE_NUMBER}\s?citations?$", re.IGNORECASE)),
+    ("declared_papers", re.compile(rf"^{LOOSE_NUMBER}\s?papers?$")),
+    ("novelty_pct", re.compile(rf"^Novelty\s?:?\s?{LOOSE_NUMBER}\s?%?$", re.IGNORECASE)),
+    ("ai_score", re.compile(rf"^AI\s?Score\s?:?\s?{LOOSE_NUMBER}$", re.IGNORECASE)),
 )
 
 
@@ -77,21 +75,11 @@ def is_meta_row(line: str) -> bool:
 
 def content_signals(lines: list[str]) -> int:
     """How strongly these lines look like a Scholar Feed author page (for site detection)."""
-    score = 0
-    metas = 0
-    for line in lines:
-        if len(line) > 60:
-            continue
-        if _H_INDEX.match(line) or _NOVELTY.match(line) or _AI_SCORE.match(line) or _LIST_HEADER.match(line):
-            score += 2
-        elif _PAPERS_METRIC.match(line) or _CITATIONS.match(line):
-            score += 1
-        elif metas < 3 and META.match(line):
-            metas += 1
-            score += 1
-        if "Scholar Feed" in line or "scholarfeed" in line.lower():
-            score += 1
-    return score
+    return site_signals(lines, max_len=60, meta=META, tiers=(
+        (2, lambda line: bool(_H_INDEX.match(line) or _NOVELTY.match(line) or _AI_SCORE.match(line)
+                              or _LIST_HEADER.match(line))),
+        (1, lambda line: bool(_PAPERS_METRIC.match(line) or _CITATIONS.match(line))),
+    ), brand=lambda line: "Scholar Feed" in line or "scholarfeed" in line.lower())
 
 
 def _is_header_noise(line: str) -> bool:
@@ -231,15 +219,7 @@ def _listing(item, draft: dict, page: Page, issues: list[dict]) -> dict:
                                  f"no such day: stored as {when['pub_date']:%Y-%m} at month precision", item.position))
     listing.update(when)
     title, abstract = draft["title"], draft["abstract"]
-    paper_url = pick_paper_link(item, draft["title_index"], is_paper_link)
-    arxiv_id, arxiv_version = arxiv_from_link(paper_url) if paper_url else (None, None)
-    if arxiv_id is None:
-        for _, url in item.links:
-            arxiv_id, arxiv_version = arxiv_from_link(url)
-            if arxiv_id:
-                break
-    if arxiv_id is None:
-        arxiv_id, arxiv_version = arxiv_from_text(f"{title}\n{abstract or ''}")
+    paper_url, arxiv_id, arxiv_version = item_paper_link(item, draft["title_index"], title, abstract)
     listing.update(
         title=title,
         title_normalized=normalize_text(title),
