@@ -1,5 +1,6 @@
 """The core step's reads of staging (sql/core/current_listings.sql, paper_listings.sql,
-paper_abstracts.sql) read what staging.listings is a view over — each parse once and the nights
+paper_abstracts.sql), and the marts' read of the listings' current scores
+(sql/marts/paper_score_reports.sql), read what staging.listings is a view over — each parse once and the nights
 that show it — and give exactly the rows reading the view gave: the view computes every night's
 listing_id (a sha256) on every read, which made these reads grow with the nights stored."""
 
@@ -19,7 +20,7 @@ from pipelines.staging import build as landing
 
 NIGHTS = [date(2026, 11, 23), date(2026, 11, 24), date(2026, 11, 25), date(2026, 11, 26)]
 CHANGED = "002_9c9c8f84cf558702.txt"
-CORE_READS = ("core/current_listings", "core/paper_listings", "core/paper_abstracts")
+CORE_READS = ("core/current_listings", "core/paper_listings", "core/paper_abstracts", "marts/paper_score_reports")
 
 # The three reads as they were, over the staging.listings view (every night's rows, listing_id computed
 # by the view): the reference the reads of the stored tables must equal.
@@ -47,6 +48,15 @@ SELECT k.paper_id, l.abstract
 FROM listing_papers AS k JOIN staging.listings AS l ON l.listing_id = k.listing_id
 WHERE l.abstract IS NOT NULL AND l.abstract <> ''
 QUALIFY row_number() OVER (PARTITION BY k.paper_id ORDER BY length(l.abstract) DESC, l.abstract) = 1"""
+VIEW_REPORTED_SCORES = """
+SELECT paper_id, max(listing_score) AS reported_score
+FROM (
+    SELECT pl.paper_id, l.listing_score
+    FROM core.paper_listings pl JOIN staging.listings l USING (listing_id)
+    QUALIFY row_number() OVER (PARTITION BY l.listing_key ORDER BY l.partition_date DESC, l.listing_id) = 1
+)
+WHERE listing_score IS NOT NULL
+GROUP BY paper_id"""
 
 
 def _folder(tmp_path, name: str, *, changed: dict[str, bytes] | None = None, extra: dict[str, tuple[bytes, str]] | None = None):
@@ -144,3 +154,21 @@ def test_the_core_step_writes_the_same_paper_listings_and_abstracts(staged, tmp_
         assert warehouse.scalar(con, "SELECT count(*) FROM core.paper_listings") == warehouse.scalar(
             con, "SELECT count(*) FROM staging.listings WHERE partition_date <= ?", [NIGHTS[2]])
         assert warehouse.scalar(con, "SELECT count(*) FROM core.papers WHERE abstract IS NOT NULL") > 0
+
+
+@pytest.mark.parametrize("night", [NIGHTS[1], NIGHTS[2], NIGHTS[3]])
+def test_the_reported_scores_are_the_current_rows_as_the_view_gave_them(staged, tmp_path, night):
+    """marts.paper_scores' reported score: each listing's current row among core.paper_listings (the
+    core window: before NIGHTS[3] a staged night lies past it), as reading the view gave it."""
+    from pipelines.core import build as core_build
+    from pipelines.core.identity.overrides import Overrides
+
+    path = tmp_path / "copy.duckdb"
+    shutil.copy(staged, path)
+    with warehouse.connect(path) as con:
+        core_build.resolve_in_warehouse(con, night, Overrides())
+        reports = warehouse.read_frame(con, warehouse.read_sql("marts/paper_score_reports"))
+        ours = reports.filter(pl.col("reported_score").is_not_null()).select("paper_id", "reported_score").sort("paper_id")
+        assert ours.height > 0
+        assert ours.equals(warehouse.read_frame(con, VIEW_REPORTED_SCORES).sort("paper_id"))
+        assert reports.height == warehouse.scalar(con, "SELECT count(*) FROM core.papers")
