@@ -150,7 +150,7 @@ def write_core(con, core: "CoreTables", until: date) -> None:
         con.register("listing_papers", core.listing_papers.to_arrow())
         try:
             con.execute(warehouse.read_sql("core/paper_listings"), {"until": until})
-            con.execute(warehouse.read_sql("core/paper_abstracts"))
+            con.execute(warehouse.read_sql("core/paper_abstracts"), {"until": until})
         finally:
             con.unregister("listing_papers")
     warehouse.replace_slice(con, core.writes(), after=fill_from_staging)

@@ -1,19 +1,37 @@
 -- core.papers.abstract: the longest abstract among the current rows of a paper's listings (one row
--- per listing key: its newest night, then the smallest listing_id, sql/core/current_listings.sql;
--- ties between abstracts: the first in text order) — the rule every other paper field follows
--- (core_build.build_core).
+-- per listing key: its newest night up to the window's end $until, then the smallest listing_id,
+-- sql/core/current_listings.sql; ties between abstracts: the first in text order) — the rule every
+-- other paper field follows (core_build.build_core).
 -- Run by the core step right after it writes core.papers, in the same transaction, with
 -- listing_papers (listing_key → paper_id and listing_id, the key's current row) registered:
 -- abstracts are most of the listings' bytes, so the step never loads them into Python (1.7 GB of
 -- 2.0 GB at 1.5M listings). Reading only the current rows keeps the cost the size of the corpus;
--- reading every stored night's rows grew by ~0.75 s a night at 10k profiles.
+-- reading every stored night's rows grew by ~0.75 s a night at 10k profiles. It reads the parses
+-- (staging.parsed_listings) and the nights that show them, not the staging.listings view, so only the
+-- newest night's rows of a key get their listing_id computed (the view's expression), not every night's.
 UPDATE core.papers AS p
 SET abstract = best.abstract
 FROM (
-    SELECT k.paper_id, l.abstract
+    WITH newest AS (
+        SELECT l.listing_key, max(n.last_night) AS night
+        FROM staging.parsed_listings AS l
+        JOIN (SELECT parse_id, max(partition_date) AS last_night
+              FROM staging.night_fetches
+              WHERE role = 'parsed' AND partition_date <= $until
+              GROUP BY parse_id) AS n USING (parse_id)
+        GROUP BY l.listing_key
+    ),
+    newest_rows AS (
+        SELECT substr(sha256(concat_ws(chr(31), coalesce(CAST(n.partition_date AS VARCHAR), ''), coalesce(CAST(l.capture_id AS VARCHAR), ''), coalesce(CAST(l.position AS VARCHAR), ''))), 1, 16) AS listing_id,
+               l.abstract
+        FROM newest AS k
+        JOIN staging.parsed_listings AS l USING (listing_key)
+        JOIN staging.night_fetches AS n ON n.parse_id = l.parse_id AND n.partition_date = k.night AND n.role = 'parsed'
+        WHERE l.abstract IS NOT NULL AND l.abstract <> ''
+    )
+    SELECT k.paper_id, r.abstract
     FROM listing_papers AS k
-    JOIN staging.listings AS l ON l.listing_id = k.listing_id
-    WHERE l.abstract IS NOT NULL AND l.abstract <> ''
-    QUALIFY row_number() OVER (PARTITION BY k.paper_id ORDER BY length(l.abstract) DESC, l.abstract) = 1
+    JOIN newest_rows AS r ON r.listing_id = k.listing_id
+    QUALIFY row_number() OVER (PARTITION BY k.paper_id ORDER BY length(r.abstract) DESC, r.abstract) = 1
 ) AS best
 WHERE p.paper_id = best.paper_id;

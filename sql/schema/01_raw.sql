@@ -38,14 +38,16 @@ CREATE TABLE IF NOT EXISTS raw.fetches (
     loaded_at         TIMESTAMPTZ NOT NULL
 );
 
--- What analysts query. Declared here as a table (its columns, types and meaning: the contract, which
--- the catalog, the data dictionary and the frames read), stored as the view below it:
--- warehouse.ensure_schema creates the view, never this table (a warehouse of an older release, where
--- it is a table, is moved into the two tables above the first time it is opened).
+-- What analysts query: the view below. Its contract (columns, types and meaning, which the catalog,
+-- the data dictionary and the frames read) is declared as a table inside a comment, so this file runs
+-- as it is (DuckDB CLI: .read sql/schema/01_raw.sql) and nothing creates that table. A warehouse of an
+-- older release, where it is a table, is moved into the two tables above when the pipeline first opens
+-- it (warehouse.ensure_schema; the view cannot replace the table by hand).
 -- One row per fetch: a page (url) read on a partition date, or one file of a captures folder
 -- (grain: partition_date × fetch_id). capture_id is the sha256 of the body: it names the bytes, which
 -- fetches may share (an unchanged page keeps it from night to night; failed fetches with an empty
 -- body all have the same one), so a fetch is identified by fetch_id, never by capture_id.
+/* contract of the view raw.page_captures below (not run):
 CREATE TABLE IF NOT EXISTS raw.page_captures (
     capture_id        VARCHAR NOT NULL,   -- sha256 hex of the body bytes
     fetch_id          VARCHAR NOT NULL,   -- the fetch: hash of partition_date, url, source_file (16 hex)
@@ -72,6 +74,7 @@ CREATE TABLE IF NOT EXISTS raw.page_captures (
     capture_issues    STRUCT(reason VARCHAR, field VARCHAR, action VARCHAR, raw_value VARCHAR, detail VARCHAR)[],
     loaded_at         TIMESTAMPTZ NOT NULL
 );
+*/
 
 CREATE OR REPLACE VIEW raw.page_captures AS
 SELECT f.capture_id, f.fetch_id, f.source, f.url, f.source_profile_id, f.captured_at, f.partition_date,

@@ -111,10 +111,12 @@ CREATE TABLE IF NOT EXISTS staging.parsed_issues (
     parser_version    VARCHAR NOT NULL
 );
 
--- What analysts query: each declared as a table (its columns, types and meaning: the contract) and
--- stored as the view right after it (warehouse.ensure_schema creates the view, never the table; a
--- warehouse of an older release, where they are tables, is moved into the tables above on first open).
+-- What analysts query: the views below. Each one's contract (columns, types and meaning) is declared
+-- as a table inside a comment right before it, so this file runs as it is (DuckDB CLI: .read
+-- sql/schema/02_staging.sql) and nothing creates those tables. A warehouse of an older release, where
+-- they are tables, is moved into the tables above when the pipeline first opens it (ensure_schema).
 -- One row per profile capture (grain: partition_date × capture_id).
+/* contract of the view staging.profiles below (not run):
 CREATE TABLE IF NOT EXISTS staging.profiles (
     capture_id           VARCHAR NOT NULL,
     fetch_id             VARCHAR NOT NULL,  -- the fetch parsed (raw.page_captures.fetch_id)
@@ -146,6 +148,7 @@ CREATE TABLE IF NOT EXISTS staging.profiles (
     truncated            BOOLEAN NOT NULL,  -- the page ended mid-item
     parser_version       VARCHAR NOT NULL
 );
+*/
 
 CREATE OR REPLACE VIEW staging.profiles AS
 SELECT p.capture_id, n.fetch_id, n.partition_date, p.source, p.source_profile_id, p.url, n.captured_at, p.name,
@@ -158,6 +161,7 @@ JOIN staging.parsed_profiles AS p ON p.parse_id = n.parse_id
 WHERE n.role = 'parsed';
 
 -- One row per paper listed on a profile capture (grain: partition_date × capture_id × position).
+/* contract of the view staging.listings below (not run):
 CREATE TABLE IF NOT EXISTS staging.listings (
     listing_id          VARCHAR NOT NULL,  -- unique; hash of partition_date, capture_id, position
     listing_key         VARCHAR NOT NULL,  -- stable across nights: hash of source, profile, title key, year
@@ -188,6 +192,7 @@ CREATE TABLE IF NOT EXISTS staging.listings (
     paper_url           VARCHAR,
     code_urls           VARCHAR[] NOT NULL
 );
+*/
 
 CREATE OR REPLACE VIEW staging.listings AS
 SELECT substr(sha256(concat_ws(chr(31), coalesce(CAST(n.partition_date AS VARCHAR), ''), coalesce(CAST(l.capture_id AS VARCHAR), ''), coalesce(CAST(l.position AS VARCHAR), ''))), 1, 16) AS listing_id,
@@ -201,6 +206,7 @@ WHERE n.role = 'parsed';
 
 -- What was dropped — a fetch, a page or an item — and why. Never dropped silently: every fetch
 -- of raw.page_captures has a profile or at least one reject row of its own.
+/* contract of the view staging.rejects below (not run):
 CREATE TABLE IF NOT EXISTS staging.rejects (
     reject_id         VARCHAR NOT NULL,  -- hash of partition_date, fetch_id, reason, position
     capture_id        VARCHAR NOT NULL,
@@ -214,6 +220,7 @@ CREATE TABLE IF NOT EXISTS staging.rejects (
     stage             VARCHAR NOT NULL,  -- 'fetch' (the source could not deliver it) | 'parse'
     parser_version    VARCHAR NOT NULL
 );
+*/
 
 CREATE OR REPLACE VIEW staging.rejects AS
 -- the source could not deliver the fetch
@@ -248,6 +255,7 @@ WHERE n.role = 'copy';
 
 -- What landed but was repaired or is doubtful, one row per value: the raw text as read and what
 -- was stored instead. Dropped things are in staging.rejects; this table is about rows that exist.
+/* contract of the view staging.quality_issues below (not run):
 CREATE TABLE IF NOT EXISTS staging.quality_issues (
     issue_id          VARCHAR NOT NULL,  -- hash of partition_date, fetch_id, position, field, reason, raw_value
     capture_id        VARCHAR NOT NULL,
@@ -264,6 +272,7 @@ CREATE TABLE IF NOT EXISTS staging.quality_issues (
     stage             VARCHAR NOT NULL,  -- 'fetch' (the page source) | 'parse'
     parser_version    VARCHAR NOT NULL
 );
+*/
 
 CREATE OR REPLACE VIEW staging.quality_issues AS
 -- the parser's, for the fetch it parsed
