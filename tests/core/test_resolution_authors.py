@@ -538,3 +538,22 @@ def test_the_vectorised_name_compatibility_table_equals_the_pairwise_rule():
             assert table[x, y] == table[y, x] == name_compatibility(group[x], group[y]), (group[x], group[y])
             compared += 1
     assert compared > 1000
+
+
+def test_out_of_range_years_and_absurd_names_do_not_break_the_matcher():
+    """A public API takes any Int64 year and any string: a scraped "40000", a year beside a missing
+    one, 130 initials — resolved, not crashed (the linkage keeps years and initial counts in small
+    integer types)."""
+    schema = {"mention_id": pl.String, "name": pl.String, "paper_id": pl.String, "coauthors": pl.List(pl.String),
+              "title": pl.String, "year": pl.Int64}
+
+    def row(i, **kw):
+        return {"mention_id": str(i), "name": "Jun Wang", "paper_id": f"p{i}", "coauthors": ["A Smith"],
+                "title": "deep graphs", "year": 2001, **kw}
+
+    many_initials = " ".join("ABCDEFGHIJKLMNOPQRSTUVWXYZ"[i % 26] + "." for i in range(130)) + " Wang"
+    for rows in ([row(1), row(2, year=40000)], [row(1, year=None), row(2, year=32767)], [row(1), row(2, year=-5)],
+                 [row(1, name=many_initials), row(2, name="J. Wang")]):
+        result = match_authors(pl.DataFrame(rows, schema=schema))
+        assert result.height == len(rows)
+

@@ -611,9 +611,9 @@ def test_a_reference_string_with_its_authors_and_year_in_front_is_the_paper():
 
 
 def test_a_citation_preamble_is_only_names_of_the_pair_and_years():
-    from pipelines.core.resolution.paper_scoring import citation_preamble
+    from pipelines.core.resolution.paper_scoring import citation_preamble, preamble_names
 
-    names = frozenset({"widom", "olston", "jennifer"})
+    names = preamble_names(frozenset({"widom", "olston", "jennifer", "the"}), frozenset({"widom j", "olston c"}))
     assert citation_preamble(title_tokens("WidomJ (2003) Adaptive filters for continuous queries"), names) == 2
     assert citation_preamble(title_tokens("Widom and Olston. Adaptive filters for continuous queries"), names) == 3
     # A first word that names nobody on the two author lists is the title's own ("Recurrent ...").
@@ -621,6 +621,34 @@ def test_a_citation_preamble_is_only_names_of_the_pair_and_years():
     # Years and letters alone are no preamble, and the title must keep three content words.
     assert citation_preamble(title_tokens("2003 Adaptive filters for continuous queries"), names) == 0
     assert citation_preamble(title_tokens("Widom filters queries"), names) == 0
+    # A garbled author field's stopwords are no names; a surname's ending is no glued initial
+    # ("Younger" is not "Young" + an initial); two-letter words are title words ("3D", "On").
+    assert citation_preamble(title_tokens("The adaptive filters for continuous queries"), names) == 0
+    young = preamble_names(frozenset({"young", "hadwiger", "kalman"}), frozenset({"young e", "hadwiger h", "kalman r"}))
+    assert citation_preamble(title_tokens("Younger stars in the galactic disk region"), young) == 0
+    assert citation_preamble(title_tokens("On Hadwiger's conjecture for graph products"), young) == 0
+    assert citation_preamble(title_tokens("3D Kalman filtering for sensor networks"), young) == 0
+
+
+def test_a_pairs_preamble_does_not_depend_on_the_other_records():
+    """A pair's score is the pair's alone (incremental nights score subsets): another record's
+    author list must not decide whether a preamble is looked for."""
+    import polars as pl
+
+    from pipelines.core.resolution.paper_features import prepare_features
+    from pipelines.core.resolution.paper_scoring import score_pairs
+
+    a = {"record_id": "a", "title": "R. J. and K. Hill, and DA Wood. DBMSs on a Modern Processor: Where does time go In",
+         "authors": ["M Hill"]}
+    b = {"record_id": "b", "title": "DBMSs on a Modern Processor: Where Does Time Go?", "authors": ["Mark D. Hill", "David A. Wood"],
+         "year": 2003}
+    c = {"record_id": "c", "title": "Something else entirely about graphs and trees", "authors": ["Tom and Jerry"], "year": 2001}
+    scores = []
+    for rows in ([a, b], [a, b, c]):
+        feats = prepare_features(records(rows), None)
+        pair = pl.DataFrame({"i": [0], "j": [1]}, schema={"i": pl.Int64, "j": pl.Int64})
+        scores.append(score_pairs(feats, pair, None, 1).select("score", "title_score").row(0))
+    assert scores[0] == scores[1]
 
 
 def test_a_name_in_front_does_not_join_two_different_papers():

@@ -266,7 +266,7 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
         canonical=canonical,
         canonical_id=_codes(canonical),
         full=np.array([f[1] for f in forms], dtype=bool),
-        initials=np.array([f[2] for f in forms], dtype=np.int8),
+        initials=np.array([min(f[2], 127) for f in forms], dtype=np.int8),  # levels ask 1, >= 2: a garbage name's 130 is 127
         name_rarity=model.name_rarity(canonical),
         coauthors=_bag([sorted(k) for k in coauthor_keys]),
         coauthor_count=np.array([len(k) for k in coauthor_keys], dtype=np.int32),
@@ -276,7 +276,7 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
         affiliation_words=_l2_rows(_bag(aff_words, affiliation_idf, _idf_of(0, total))),
         affiliation_frequency=model.affiliation_frequency(affiliations),
         venue=_codes(venues),
-        year=np.array([-1 if y is None else int(y) for y in years], dtype=np.int16),
+        year=np.array([int(y) if y is not None and _YEAR_MIN <= y <= _YEAR_MAX else -1 for y in years], dtype=np.int16),
     )
 
 
@@ -296,6 +296,8 @@ def per_value(values: list, fn) -> list:
 
 # --- comparisons --------------------------------------------------------------------------------
 
+# Years outside this range are no year (a scraped "40000" or "-5"); in range, gaps fit int16.
+_YEAR_MIN, _YEAR_MAX = 1000, 9999
 # Year level per gap in years, 16 and more the last: 0-1, 2-3, 4-7, 8-15, more than 15 apart.
 _YEAR_GAP_LEVEL = np.digitize(np.arange(17), (1.5, 3.5, 7.5, 15.5)).astype(np.int8)
 

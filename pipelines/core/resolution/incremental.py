@@ -141,13 +141,27 @@ def matcher_modules(entry) -> list:
                  for value in vars(current).values()]
         # Names imported from a module that are plain data (a frozenset of names) carry no module:
         # the import statements say where they came from.
-        found += [sys.modules.get(name) for name in _imported_modules(current)]
+        found += [_module_named(name) for name in _imported_modules(current)]
         for module in found:
             if module is None or module.__name__ in seen or not module.__name__.startswith(_MATCHER_PACKAGES):
                 continue
             seen[module.__name__] = module
             todo.append(module)
     return [seen[name] for name in sorted(seen)]
+
+
+def _module_named(name: str):
+    """The matcher-package module ``name`` (imported now if only a function imports it, so the
+    fingerprint does not depend on what happened to be loaded), else None."""
+    import importlib
+    import sys
+
+    if name in sys.modules or not name.startswith(_MATCHER_PACKAGES):
+        return sys.modules.get(name)
+    try:
+        return importlib.import_module(name)
+    except ImportError:  # "package.module.function": a name imported from a module, not a module
+        return None
 
 
 def _imported_modules(module) -> list[str]:

@@ -355,34 +355,50 @@ def _series_vetoes(feats: PaperFeatures, I: np.ndarray, J: np.ndarray, veto: pl.
                      .then(pl.lit(SERIES_VETO)).otherwise(veto).alias("veto"))["veto"]
 
 
-# Words that may stand in a citation's preamble besides the names: "and", "et al", "in".
-_PREAMBLE_WORDS = frozenset({"and", "et", "al", "in", "by"})
-# A preamble names someone among a title's first this many words ("A. Silberschatz S. Sudarshan.").
-_PREAMBLE_LOOK = 4
+# Words that may stand in a citation's preamble besides the names and single letters: "and", "et al".
+_PREAMBLE_WORDS = frozenset({"and", "et", "al"})
 
 
-def _name_word(token: str, names: frozenset[str]) -> bool:
-    """A name of ``names``, alone or glued to an initial or two (``widomj``, ``olstonc``)."""
-    return token in names or (len(token) >= 6 and token[:-1] in names) or (len(token) >= 7 and token[:-2] in names)
+def preamble_names(words: frozenset[str], keys: frozenset[str]) -> frozenset[str]:
+    """What a citation preamble may name: the words of author names (``words``, stopwords left out:
+    a garbled author field yields "the", "on") and each name glued to its first initial, as
+    scraped references write them (``WidomJ``, from the name key ``widom j`` in ``keys``)."""
+    return frozenset(w for w in words if w not in STOPWORDS) | frozenset(k.replace(" ", "") for k in keys)
+
+
+def _debris(token: str) -> bool:
+    return len(token) == 1 or token.isdigit() or token in _PREAMBLE_WORDS
 
 
 def citation_preamble(tokens: tuple[str, ...], names: frozenset[str]) -> int:
     """How many leading tokens of a title are a citation's preamble — the authors and the year
     that a scraped reference string keeps in front of the title (``Suresha and K Ramamritham.
     Proxy-based acceleration ...``, ``WidomJ (2003) Adaptive filters ...``, ``schapire (1996),
-    experiments with ...``): name words of the pair's author lists (``names``; glued to an
-    initial or two as well), years and numbers, stray letters, ``and``/``et al``. At least one
-    must be a name, and at least three content words must remain (0: no preamble)."""
+    experiments with ...``): names of the pair's authors (``names``, see :func:`preamble_names`),
+    years and numbers, single letters, ``and``/``et al``. At least one must be a name, and at
+    least three content words must remain (0: no preamble)."""
     k, named = 0, False
     for token in tokens:
-        if _name_word(token, names):
+        if token in names:
             named = True
-        elif not (token.isdigit() or len(token) <= 2 or token in _PREAMBLE_WORDS):
+        elif not _debris(token):
             break
         k += 1
     if not named or len(content_tokens(tokens[k:])) < 3:
         return 0
     return k
+
+
+def _may_have_preamble(tokens: tuple[str, ...], names: frozenset[str]) -> bool:
+    """Whether some pair could find a preamble in ``tokens`` given ``names`` ⊇ every pair's names:
+    the scan of :func:`citation_preamble` meets a name before another word. (With more names the
+    scan goes at least as far, so no pair's preamble is missed: the answer stays the pair's own.)"""
+    for token in tokens:
+        if token in names:
+            return True
+        if not _debris(token):
+            return False
+    return False
 
 
 def _without_citation_preambles(feats: PaperFeatures, I: np.ndarray, J: np.ndarray, title_score: np.ndarray,
@@ -394,10 +410,10 @@ def _without_citation_preambles(feats: PaperFeatures, I: np.ndarray, J: np.ndarr
     title's own first words are another paper's modifier; a reference string's author names and
     year are not title words). Few pairs: only those the preamble could decide."""
     detail = pl.Series(t_detail, dtype=pl.String).gather(title_pair)
-    # Only titles with a name of any author list among their first words can have a preamble:
-    # flagged per record first, so the per-pair look stays with a few pairs at any size.
-    every_name = frozenset().union(*feats.author_words) if feats.author_words else frozenset()
-    may_have = np.fromiter((any(_name_word(w, every_name) for w in tokens[:_PREAMBLE_LOOK]) for tokens in feats.tokens),
+    # Only titles whose leading run names someone of any author list can have a preamble: flagged
+    # per record first, so the per-pair look stays with a few pairs at any size.
+    every_name = preamble_names(frozenset().union(*feats.author_words), frozenset().union(*feats.author_union))
+    may_have = np.fromiter((_may_have_preamble(tokens, every_name) for tokens in feats.tokens),
                            dtype=bool, count=len(feats.tokens))
     below = np.flatnonzero((may_have[I] | may_have[J]) & (combine_scores(title_score, overlap, year_diff, min_content) < MATCH_THRESHOLD))
     if below.size == 0:
@@ -408,7 +424,7 @@ def _without_citation_preambles(feats: PaperFeatures, I: np.ndarray, J: np.ndarr
         if t_veto[int(title_pair[k])] is not None:
             continue
         i, j = int(I[k]), int(J[k])
-        names = feats.author_words[i] | feats.author_words[j]
+        names = preamble_names(feats.author_words[i] | feats.author_words[j], feats.author_union[i] | feats.author_union[j])
         if not names:
             continue
         ti, tj = feats.tokens[i], feats.tokens[j]
