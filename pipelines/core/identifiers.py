@@ -44,10 +44,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
 
 import polars as pl
 
+from pipelines.core.frames import per_distinct
 from pipelines.core.resolution.papers import normalize_arxiv_id
 from pipelines.ingest.sources import answers
 from pipelines.textnorm import match_key
@@ -152,7 +152,7 @@ def _openalex_with_lookups(answers_frame: pl.DataFrame) -> pl.DataFrame:
     if answers_frame.height == 0:
         return answers_frame.with_columns(lookup=pl.lit(None, pl.String), current=pl.lit(None, pl.Boolean))
     frame = answers_frame.with_columns(
-        arxiv_norm=_per_unique("arxiv_id", normalize_arxiv_id),
+        arxiv_norm=per_distinct("arxiv_id", normalize_arxiv_id),
     ).with_columns(
         lookup=pl.when(pl.col("matched_by") == "title").then(pl.concat_str(pl.lit("title:"), "title_key"))
         .otherwise(pl.concat_str(pl.lit("arxiv:"), "arxiv_norm")),
@@ -170,15 +170,6 @@ class ListingIdentifiers:
 
 
 _LISTING_REJECTS = {**{k: v for k, v in REJECTS_SCHEMA.items() if k != "paper_id"}, "listing_key": pl.String}
-
-
-def _per_unique(column: str, fn, dtype=pl.String) -> pl.Expr:
-    """``fn`` applied once per distinct value of ``column`` (identifiers repeat across listings)."""
-    def apply(series: pl.Series) -> pl.Series:
-        distinct = series.drop_nulls().unique()
-        mapped = pl.Series([fn(v) for v in distinct.to_list()], dtype=dtype)
-        return series.replace_strict(distinct, mapped, default=None, return_dtype=dtype)
-    return pl.col(column).map_batches(apply, return_dtype=dtype)
 
 
 def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None) -> ListingIdentifiers:
@@ -199,7 +190,7 @@ def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None
     obs: list[pl.DataFrame] = []
     if "arxiv_id" in latest.columns:
         given = latest.select("listing_key", "source", "arxiv_id",
-                              norm=_per_unique("arxiv_id", normalize_arxiv_id),
+                              norm=per_distinct("arxiv_id", normalize_arxiv_id),
                               **({"arxiv_from": "arxiv_from"} if "arxiv_from" in latest.columns else {}))
         bad = given.filter(pl.col("arxiv_id").is_not_null() & pl.col("norm").is_null())
         rejects.append(bad.select(
@@ -209,7 +200,7 @@ def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None
             reason=pl.lit(MALFORMED),
             detail=pl.format("the listing's arXiv id '{}' is not an arXiv id", pl.col("arxiv_id").cast(pl.String))))
     base = latest.with_columns(
-        arxiv_id=_per_unique("arxiv_id", normalize_arxiv_id),
+        arxiv_id=per_distinct("arxiv_id", normalize_arxiv_id),
         arxiv_from=(pl.col("arxiv_from").cast(pl.String) if "arxiv_from" in latest.columns else pl.lit(None, pl.String)),
     ).with_columns(arxiv_from=pl.when(pl.col("arxiv_id").is_not_null()).then(pl.col("arxiv_from").fill_null("page")))
     base = base.drop([c for c in ("doi", "openalex_id") if c in base.columns])
@@ -226,7 +217,7 @@ def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None
         by_title = _verified_title_hits(base, oa, rejects)
         links = pl.concat([by_id.select(links.columns), by_title.select(links.columns)]).cast(links.schema)
     if links.height:
-        links = links.with_columns(wid=_per_unique("openalex_id", normalize_work_id), wdoi=_per_unique("doi", normalize_doi))
+        links = links.with_columns(wid=per_distinct("openalex_id", normalize_work_id), wdoi=per_distinct("doi", normalize_doi))
         bad_w = links.filter(pl.col("wid").is_null())
         rejects.append(bad_w.select("listing_key", scheme=pl.lit("openalex"), value=pl.col("openalex_id").fill_null(""),
                                     source=pl.lit("openalex"), reason=pl.lit(MALFORMED),
@@ -249,7 +240,7 @@ def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None
             pl.col("wid").first().alias("openalex_id"),
             pl.col("wdoi").filter(~pl.col("wdoi").str.starts_with(ARXIV_DOI_PREFIX)).min().alias("openalex_doi"),
             pl.col("arxiv_id").filter(pl.col("how") == "title").drop_nulls().min().alias("title_arxiv"),
-        ).with_columns(title_arxiv=_per_unique("title_arxiv", normalize_arxiv_id))
+        ).with_columns(title_arxiv=per_distinct("title_arxiv", normalize_arxiv_id))
         base = base.join(per_listing, on="listing_key", how="left").with_columns(
             arxiv_from=pl.when(pl.col("arxiv_id").is_null() & pl.col("title_arxiv").is_not_null())
             .then(pl.lit("openalex_title")).otherwise("arxiv_from"),
@@ -272,7 +263,7 @@ def attach_identifiers(latest: pl.DataFrame, evidence: IdentifierEvidence | None
                               version=pl.lit(None, pl.Int32), source="source", linked_by=pl.lit("derived"),
                               first_seen="partition_date", last_seen="partition_date", current=pl.lit(True),
                               lookup=pl.lit(None, pl.String)))
-    records = evidence.arxiv_records.with_columns(rdoi=_per_unique("doi", normalize_doi))
+    records = evidence.arxiv_records.with_columns(rdoi=per_distinct("doi", normalize_doi))
     rec = with_id.select("listing_key", "arxiv_id", record_how=pl.when(pl.col("how") == "page").then(pl.lit("arxiv_id"))
                          .otherwise(pl.lit("title"))).join(records, on="arxiv_id")
     obs.append(rec.with_columns(version=pl.col("versions").list.drop_nulls()).explode("version").select(
@@ -311,7 +302,7 @@ def _verified_title_hits(base: pl.DataFrame, oa: pl.DataFrame, rejects: list[pl.
     if hits.height == 0:
         return empty
     candidates = base.filter(pl.col("arxiv_id").is_null() & pl.col("title").is_not_null())
-    keyed = candidates.with_columns(lookup=pl.concat_str(pl.lit("title:"), _per_unique("title", match_key)))
+    keyed = candidates.with_columns(lookup=pl.concat_str(pl.lit("title:"), per_distinct("title", match_key)))
     pairs = keyed.join(hits, on="lookup", suffix="_work")
     if pairs.height == 0:
         return empty
@@ -353,7 +344,7 @@ def _page_observations(page_ids: pl.DataFrame, listings: pl.DataFrame) -> pl.Dat
     frame = page_ids.join(listings.select("listing_key", newest="partition_date", current_arxiv="arxiv_id"),
                           on="listing_key").with_columns(
         at_newest=pl.col("last_seen") >= pl.col("newest"),
-        arxiv_norm=_per_unique("arxiv_id", normalize_arxiv_id),
+        arxiv_norm=per_distinct("arxiv_id", normalize_arxiv_id),
         path=pl.col("paper_url").str.strip_chars().str.extract(_URL_PATH, 1),
     ).with_columns(
         site_scheme=pl.col("source").replace_strict(SITE_SCHEMES, default=None, return_dtype=pl.String),
