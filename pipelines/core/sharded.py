@@ -270,7 +270,7 @@ def plan_authors(folder: Path, inputs: CoreInputs, attached: identifiers.Listing
     if reason is None:
         return [None]
     started = time.perf_counter()
-    _write(rows, target / "rows.parquet")  # every matcher row: the union step's state digests read them
+    _write(rows, target / "mentions.parquet")  # every matcher row: the union step's state digests read them
     _write(_inc.model_frame(_inc.fit_author_model(rows)), target / "model.parquet")
     numbers = []
     for i, (part, paper_rows) in enumerate(shards.author_shards(rows, k)):
@@ -299,7 +299,7 @@ def finish_authors(folder: Path) -> AuthorNight | None:
     plan = json.loads((source / "plan.json").read_text())
     if plan["reason"] is None:
         return None
-    rows = pl.read_parquet(source / "rows.parquet")
+    rows = pl.read_parquet(source / "mentions.parquet")
     results = [(pl.read_parquet(a), pl.read_parquet(source / a.name.replace("assigned-", "review-")))
                for a in sorted(source.glob("assigned-*.parquet"))]
     assigned, queue = shards.union_author_shards(results)
