@@ -4,7 +4,7 @@
 warehouse (``work/core/<run id>``; ``pipelines/core/sharded.py`` says what each file is):
 
     plan_core (pool "warehouse")          read staging, enrichment, registries and caches
-      -> plan_paper_shards (no pool)      records; a full night: candidate pairs blocked once, k slices
+      -> plan_paper_shards (no pool)      records; a full night with k > 1: candidate pairs blocked once, k slices
       -> score_paper_shard (no pool, one per slice: SCHOLARHOUSE_RESOLUTION_SHARDS)
       -> cluster_papers (no pool)         every scored pair clustered at once (an incremental night: the
                                           paper matcher in one piece); paper ids, mentions; a full night:
@@ -15,7 +15,9 @@ warehouse (``work/core/<run id>``; ``pipelines/core/sharded.py`` says what each 
       -> write_core_tables (pool "warehouse")  one transaction (the night resolved again in one piece if
                                           another run changed the inputs since the plan)
 
-The tables are the same for any number of shards (tests/core/test_core_shards.py).
+An incremental night, or any night with one shard (the default), runs each matcher in one piece inside
+cluster_papers / assemble_core, with one empty item at each fan-out. The tables are the same for any
+number of shards (tests/core/test_core_shards.py).
 """
 
 import shutil
@@ -103,7 +105,8 @@ def _options(step: dict) -> MatchOptions:
 
 
 @dg.op(out=dg.DynamicOut(dict),
-       description="The paper records; on a full night (the paper matcher's own decision) the candidate pairs "
+       description="The paper records; on a full night (the paper matcher's own decision) with more than one "
+       "shard, the candidate pairs "
        "blocked once over every record and cut into SCHOLARHOUSE_RESOLUTION_SHARDS slices. No database.")
 @transient_retries
 def plan_paper_shards(context: dg.OpExecutionContext, plan: dict):
@@ -112,9 +115,10 @@ def plan_paper_shards(context: dg.OpExecutionContext, plan: dict):
     paper_plan = sharded.plan_papers(sharded.load_inputs(folder), plan["shards"], today=date.fromisoformat(plan["day"]),
                                      options=options)
     paths = sharded.save_paper_plan(paper_plan, folder)
-    context.log.info(f"{paper_plan.records.height} paper records: " + (
-        f"full night ({paper_plan.reason}), {sum(s.height for s in paper_plan.slices)} candidate pairs in "
-        f"{len(paper_plan.slices)} shard(s)" if paper_plan.reason else "incremental night, resolved in one piece"))
+    context.log.info(f"{paper_plan.records.height} paper records, "
+                     + (f"full night ({paper_plan.reason})" if paper_plan.reason else "incremental night") + ": "
+                     + (f"{sum(s.height for s in paper_plan.slices)} candidate pairs in {len(paper_plan.slices)} "
+                        "shard(s)" if paper_plan.sharded else "resolved in one piece"))
     for index, path in enumerate(paths):  # at least one item, so the cluster step runs
         yield dg.DynamicOutput({**plan, "index": index, "pairs": path}, mapping_key=f"p{index:05d}")
 
@@ -151,7 +155,7 @@ def cluster_papers(context: dg.OpExecutionContext, scored: list[dict]):
     numbers = sharded.plan_authors(folder, inputs, attached, match, sharded.load_plan_overrides(folder),
                                    first["shards"], today=day, options=options)
     context.log.info(f"papers: {match.night.stats.get('mode')} ({match.night.stats.get('reason', 'incremental')}); "
-                     + (f"authors: {len(numbers)} shard(s)" if numbers != [None] else "authors: incremental, one piece"))
+                     + (f"authors: {len(numbers)} shard(s)" if numbers != [None] else "authors: one piece"))
     paper_seconds = sum(f["seconds"] for f in figures)
     for number in numbers:  # at least one item, so the assemble step runs
         yield dg.DynamicOutput({"folder": str(folder), "day": first["day"], "options": first["options"],

@@ -8,15 +8,15 @@ reads and the write hold the warehouse:
 1. **plan** (warehouse) — ``save_inputs``: what ``read_core_inputs`` reads, as Parquet, with the
    fingerprint of the tables it came from (``build.inputs_fingerprint``) and the overrides file;
 2. **paper shards** (no warehouse) — ``plan_papers``: the records; on a *full* paper night (the
-   incremental matcher's own decision, ``paper_full_reason``) the candidate pairs blocked once over
-   all records (``shards.paper_pairs``) and cut into ``k`` slices;
+   incremental matcher's own decision, ``paper_full_reason``) with ``k`` > 1 the candidate pairs
+   blocked once over all records (``shards.paper_pairs``) and cut into ``k`` slices;
 3. **score** × k — ``score_papers``: one slice scored (``shards.score_paper_shard``) with the title
    diffs of the last night (``cache.title_diffs``); the diffs it used are kept for the next night;
 4. **cluster** — ``finish_papers``: every scored pair clustered at once (``shards.union_paper_shards``)
    into the ``PaperMatch`` ``papers.match_listings`` returns; an incremental night (a few thousand
    records) is resolved here in one piece, by ``match_listings`` itself; then ``plan_authors``: the
-   papers' ids and mentions, and on a *full* author night (``author_full_reason``) the evidence
-   weights fitted once on all the mentions and whole components dealt to ``k`` shards
+   papers' ids and mentions, and on a *full* author night (``author_full_reason``) with ``k`` > 1 the
+   evidence weights fitted once on all the mentions and whole components dealt to ``k`` shards
    (``shards.author_shards``);
 5. **resolve** × k — ``resolve_authors_shard``: one shard with the fixed weights;
 6. **assemble** — ``assemble``: the shards' union as the ``AuthorNight`` ``authors.match_mentions``
@@ -28,8 +28,9 @@ reads and the write hold the warehouse:
 The steps between plan and write recompute the cheap, deterministic parts they need (the current
 listings, identifiers, paper ids, mentions) from the saved inputs rather than pass them along: the
 files carry only what each matcher decided. The tables equal ``build_core``'s for any ``k``: a full
-night's shards give the full resolution's answer (``shards.py``), an incremental night is the same
-code in one piece (tests/core/test_core_shards.py).
+night's shards give the full resolution's answer (``shards.py``); an incremental night, and any night
+with one shard (the default), runs the matchers themselves in one piece inside the cluster and
+assemble steps (tests/core/test_core_shards.py).
 
 Pure logic: Polars and files, no Dagster, no environment, no database.
 """
@@ -137,27 +138,34 @@ def paper_full_reason(records: pl.DataFrame, state: pl.DataFrame | None, review:
 
 @dataclass
 class PaperPlan:
-    """Tonight's paper records and, on a full night, the slices of candidate pairs to score."""
+    """Tonight's paper records and, on a sharded night, the slices of candidate pairs to score."""
 
-    reason: str | None          # why every paper is resolved (sharded); None: one piece
+    reason: str | None          # why every paper is resolved tonight; None: an incremental night
     records: pl.DataFrame
-    slices: list[pl.DataFrame]  # empty unless sharded
+    slices: list[pl.DataFrame]  # empty: the paper matcher runs in one piece (``finish_papers``)
+
+    @property
+    def sharded(self) -> bool:
+        return bool(self.slices)
 
 
 def plan_papers(inputs: CoreInputs, k: int, *, today: date, options: MatchOptions) -> PaperPlan:
-    """Step "paper shards": the records the paper matcher sees and, on a full night, the candidate
-    pairs blocked once over all of them, in ``k`` slices."""
+    """Step "paper shards": the records the paper matcher sees and, on a full night with ``k`` > 1,
+    the candidate pairs blocked once over all of them, in ``k`` slices. One shard, an incremental
+    night or no candidate pair at all: no slices (the matcher in one piece: the same answer, without
+    the shards' extra passes)."""
     records = paper_records(listings_with_identifiers(inputs).listings)
     reason = paper_full_reason(records, inputs.paper_state, inputs.paper_state_review, today=today, options=options)
-    if reason is None:
-        return PaperPlan(None, records, [])
-    return PaperPlan(reason, records, shards.paper_pair_shards(shards.paper_pairs(records), k))
+    if reason is None or k <= 1:
+        return PaperPlan(reason, records, [])
+    pairs = shards.paper_pairs(records)
+    return PaperPlan(reason, records, shards.paper_pair_shards(pairs, k) if pairs.height else [])
 
 
 def save_paper_plan(plan: PaperPlan, folder: Path) -> list[str | None]:
     """The plan's records and slices as Parquet; the slices' paths (one None: not sharded)."""
     _write(plan.records, folder / "papers" / "records.parquet")
-    _write_json({"reason": plan.reason}, folder / "papers" / "plan.json")
+    _write_json({"reason": plan.reason, "sharded": plan.sharded}, folder / "papers" / "plan.json")
     return [_write(s, folder / "papers" / f"pairs-{i:05d}.parquet") for i, s in enumerate(plan.slices)] or [None]
 
 
@@ -187,7 +195,7 @@ def finish_papers(folder: Path, inputs: CoreInputs, attached: identifiers.Listin
     on a full night, else ``match_listings`` in one piece. Also the matcher's seconds in this step."""
     plan = json.loads((folder / "papers" / "plan.json").read_text())
     started = time.perf_counter()
-    if plan["reason"] is None:
+    if not plan["sharded"]:
         timer = StageTimer()
         match = match_listings(attached.listings, title_diffs=inputs.title_diffs, state=inputs.paper_state,
                                review=inputs.paper_state_review, today=today, timer=timer, options=options)
@@ -259,15 +267,16 @@ def author_full_reason(rows: pl.DataFrame, state: pl.DataFrame | None, review: p
 
 def plan_authors(folder: Path, inputs: CoreInputs, attached: identifiers.ListingIdentifiers, match: PaperMatch,
                  overrides: Overrides, k: int, *, today: date, options: MatchOptions) -> list[int | None]:
-    """Step "cluster" (authors' plan): on a full author night, the evidence weights fitted on all the
-    mentions and the mentions dealt to ``k`` shards of whole components, as Parquet; returns the shards'
-    numbers ([None]: an incremental night, resolved in one piece by the assemble step)."""
+    """Step "cluster" (authors' plan): on a full author night with ``k`` > 1, the evidence weights fitted
+    on all the mentions and the mentions dealt to ``k`` shards of whole components, as Parquet; returns
+    the shards' numbers ([None]: an incremental night or one shard, resolved in one piece by the
+    assemble step)."""
     rows = _matcher_rows(tonight_mentions(inputs, attached, match, overrides, today=today))
     reason = author_full_reason(rows, inputs.author_state, inputs.author_state_review, inputs.author_model,
                                 today=today, options=options)
     target = folder / "authors"
-    _write_json({"reason": reason}, target / "plan.json")
-    if reason is None:
+    _write_json({"reason": reason, "sharded": False}, target / "plan.json")
+    if reason is None or k <= 1:
         return [None]
     started = time.perf_counter()
     _write(rows, target / "mentions.parquet")  # every matcher row: the union step's state digests read them
@@ -277,7 +286,8 @@ def plan_authors(folder: Path, inputs: CoreInputs, attached: identifiers.Listing
         _write(part, target / f"part-{i:05d}.parquet")
         _write(paper_rows, target / f"rows-{i:05d}.parquet")
         numbers.append(i)
-    _write_json({"reason": reason, "fit_seconds": time.perf_counter() - started}, target / "plan.json")
+    _write_json({"reason": reason, "sharded": True, "fit_seconds": time.perf_counter() - started},
+                target / "plan.json")
     return numbers
 
 
@@ -297,7 +307,7 @@ def finish_authors(folder: Path) -> AuthorNight | None:
     """The ``AuthorNight`` of a full night from its shards (None: not sharded, one piece)."""
     source = folder / "authors"
     plan = json.loads((source / "plan.json").read_text())
-    if plan["reason"] is None:
+    if not plan["sharded"]:
         return None
     rows = pl.read_parquet(source / "mentions.parquet")
     results = [(pl.read_parquet(a), pl.read_parquet(source / a.name.replace("assigned-", "review-")))
