@@ -5,7 +5,7 @@ once; a bad value is a one-line ``SettingsError`` naming the variable. The edge 
 Dagster resources and assets, ``definitions.py``, the job's executor, ``make demo`` and the
 scripts — and hands plain values down: the rest of ``pipelines/`` reads no environment
 (``tests/test_settings.py`` checks it). Paths derived from the warehouse's location (the exports,
-the analytics copy, the source cache, the parse and novelty work folders) are worked out here, so they cannot
+the analytics copy, the source cache, the parse, novelty and core work folders) are worked out here, so they cannot
 disagree with the warehouse they belong to.
 
 The README's configuration table is generated from the fields below:
@@ -206,6 +206,12 @@ class Settings:
         "chunks the night's novelty scoring is split into, by category (one Dagster step each, no warehouse "
         "access: they run side by side on the multiprocess, Celery or Kubernetes executors); the scores do not "
         "depend on it", _count)
+    resolution_shards: int = _setting(
+        "SCHOLARHOUSE_RESOLUTION_SHARDS", 1, "integer", "1",
+        "shards a full night's paper and author resolution is split into (one Dagster step each: paper pairs "
+        "scored in `score_paper_shard`, whole author components in `resolve_author_shard`, no warehouse access: "
+        "they run side by side on the multiprocess, Celery or Kubernetes executors); the tables do not depend on "
+        "it; incremental nights resolve in one step (docs/scaling.md)", _count)
     duckdb_memory_limit: str = _setting(
         "SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT", DUCKDB_MEMORY_LIMIT, "DuckDB size", f"`{DUCKDB_MEMORY_LIMIT}`",
         "DuckDB's buffer pool (it spills to `<warehouse>.tmp` beyond); empty for DuckDB's default, 80% of RAM",
@@ -270,6 +276,10 @@ class Settings:
     def novelty_work_dir(self) -> Path:
         return self.warehouse.parent / "work" / "novelty"
 
+    @property
+    def core_work_dir(self) -> Path:
+        return self.warehouse.parent / "work" / "core"
+
 
 DERIVED_PATHS = (
     ("exports", "`$SCHOLARHOUSE_EXPORTS`, else `exports/` beside the warehouse",
@@ -280,6 +290,8 @@ DERIVED_PATHS = (
     ("parse work folder", "`work/parse/` beside the warehouse", "Parquet shards of a night's parse (removed after it)"),
     ("novelty work folder", "`work/novelty/` beside the warehouse",
      "the night's novelty inputs and scored chunks as Parquet (removed after it)"),
+    ("core work folder", "`work/core/` beside the warehouse",
+     "the core step's inputs, resolution shards and assembled tables as Parquet (removed after the write)"),
 )
 
 

@@ -13,9 +13,10 @@ What it does, all on 127.0.0.1 and in a temporary folder it owns (removed at the
 4. starts ``--workers`` (2) Celery workers, ``dagster-celery worker start -y deploy/celery/worker.yaml``,
    each a process of its own that runs one step at a time;
 5. runs ``nightly_refresh`` for the night with ``SCHOLARHOUSE_EXECUTOR=celery`` (``dg launch``: this
-   process orchestrates, the workers run the steps) and the novelty scoring in ``--novelty-chunks`` (4)
-   chunk steps, then the same night with the default, in-process executor (and one novelty chunk)
-   into another warehouse — the same code, the executor chosen by the setting alone;
+   process orchestrates, the workers run the steps), the novelty scoring in ``--novelty-chunks`` (4)
+   chunk steps and the paper and author resolution in ``--resolution-shards`` (2) shard steps each, then
+   the same night with the default, in-process executor (one novelty chunk, one resolution shard) into
+   another warehouse — the same code, the executor chosen by the setting alone;
 6. prints every step of the Celery run (worker, pid, start, seconds; the in-process run's seconds
    beside), whether steps in the ``warehouse`` pool ever overlapped, and compares every warehouse table
    of the two runs (as multisets: ``EXCEPT ALL`` both ways), ending with one line
@@ -392,6 +393,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--novelty-chunks", type=int, default=4,
                         help="novelty chunk steps of the Celery run (default 4; the in-process run keeps the "
                         "default, 1, so the comparison also proves the scores do not depend on it)")
+    parser.add_argument("--resolution-shards", type=int, default=2,
+                        help="paper and author resolution shard steps of the Celery run (default 2; the in-process "
+                        "run keeps the default, 1, so the comparison also proves the tables do not depend on it)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (logs, warehouses)")
     return parser.parse_args()
 
@@ -431,6 +435,7 @@ def _demo(args: argparse.Namespace, work: Path, stack: ExitStack) -> tuple[bool,
     celery_env = {**base_env, "SCHOLARHOUSE_EXECUTOR": "celery", "SCHOLARHOUSE_CELERY_BROKER": broker,
                   "SCHOLARHOUSE_CAPTURES": str(captures),
                   "SCHOLARHOUSE_NOVELTY_CHUNKS": str(args.novelty_chunks),
+                  "SCHOLARHOUSE_RESOLUTION_SHARDS": str(args.resolution_shards),
                   "SCHOLARHOUSE_WAREHOUSE": str(work / "celery" / "scholarhouse.duckdb")}
     inproc_env = {**base_env, "SCHOLARHOUSE_CAPTURES": str(captures),
                   "SCHOLARHOUSE_WAREHOUSE": str(work / "in_process" / "scholarhouse.duckdb")}
@@ -441,7 +446,8 @@ def _demo(args: argparse.Namespace, work: Path, stack: ExitStack) -> tuple[bool,
     workers = start_workers(args.workers, celery_env, work, stack, broker)
 
     say(f"runs of nightly_refresh for {NIGHT} (dg launch; same code, SCHOLARHOUSE_EXECUTOR decides; "
-        f"novelty in {args.novelty_chunks} chunk steps on Celery, in one in process):")
+        f"novelty in {args.novelty_chunks} chunk steps and resolution in {args.resolution_shards} shard steps "
+        "on Celery, in one each in process):")
     celery_id, celery_s, celery_ok = launch("celery", celery_env, work)
     inproc_id, inproc_s, inproc_ok = launch("in_process", inproc_env, work)
     ok = celery_ok and inproc_ok

@@ -23,6 +23,7 @@ evidence, not the number of nights stored.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 
 import polars as pl
@@ -30,17 +31,19 @@ import polars as pl
 from pipelines import warehouse
 from pipelines.core import identifiers
 from pipelines.core.authors import identify_authors, match_mentions
+from pipelines.core.resolution.incremental import AuthorNight
 from pipelines.core.identity.overrides import Overrides
 from pipelines.core.ids import stored_redirects
 from pipelines.core.mentions import collect_mentions
-from pipelines.core.papers import identify_papers, latest_listings, match_listings, paper_records
+from pipelines.core.papers import PaperMatch, identify_papers, latest_listings, match_listings, paper_records
 from pipelines.core.resolution.papers import TitleDiffCache
 from pipelines.core.resolution.runtime import MatchOptions
 from pipelines.core.tables import CoreTables, assemble_tables
 from pipelines.ingest import api_lookups as enrichment
 from pipelines.timing import StageTimer
 
-__all__ = ["CoreTables", "build_core", "latest_listings", "paper_records", "paper_records_from_warehouse",
+__all__ = ["CORE_READS", "CoreInputs", "CoreTables", "build_core", "current_listings", "inputs_fingerprint",
+           "read_core_inputs", "latest_listings", "paper_records", "paper_records_from_warehouse",
            "read_current_listings", "read_identifier_evidence", "resolution_window_end", "resolve_in_warehouse",
            "write_core"]
 
@@ -64,6 +67,8 @@ def build_core(
     identifier_evidence: identifiers.IdentifierEvidence | None = None,
     timer: StageTimer | None = None,
     options: MatchOptions | None = None,
+    paper_match: PaperMatch | None = None,
+    author_night: AuthorNight | None = None,
 ) -> CoreTables:
     """listings/profiles: staging rows of the partitions in the window (several nights allowed). Only
     the newest row of each listing key is resolved, so the warehouse path reads just those, with a
@@ -90,19 +95,21 @@ def build_core(
 
     options (optional): how the matchers run — worker processes, the author batch, whether a night
     may be incremental (``runtime.MatchOptions``, from the settings); the defaults are the settings'.
+
+    paper_match / author_night (optional): the matchers' answers, worked out elsewhere — the sharded
+    core (``pipelines/core/sharded.py``) resolves in separate steps and hands them in here; the
+    matcher is then not run and its state/cache arguments are not read. Every other step is the same.
     """
     options = options or MatchOptions()
     redirects = stored_redirects(redirects)
-    latest, owners = latest_listings(listings, profiles)
-    del listings  # frees it when the caller handed over its only reference (resolve_in_warehouse does)
     timer = timer or StageTimer()
+    handed_over = [listings]
+    del listings  # frees it when the caller handed over its only reference (resolve_in_warehouse does)
+    attached, owners = current_listings(handed_over.pop(), profiles, identifier_evidence, timer=timer)
 
     # 1. papers
-    with timer.stage("identifiers", rows=latest.height):
-        attached = identifiers.attach_identifiers(latest, identifier_evidence)
-    del latest
-    match = match_listings(attached.listings, title_diffs=title_diffs, state=paper_state, review=paper_state_review,
-                           today=today, timer=timer, options=options)
+    match = paper_match or match_listings(attached.listings, title_diffs=title_diffs, state=paper_state,
+                                          review=paper_state_review, today=today, timer=timer, options=options)
     del title_diffs, paper_state, paper_state_review
     papers = identify_papers(attached, match, paper_registry, redirects=redirects, overrides=overrides, today=today)
     del attached, match
@@ -110,8 +117,8 @@ def build_core(
     # intermediate frames are gone by now.
     mentions = collect_mentions(papers.listings, extra_authorships)
     # 3. authors
-    night = match_mentions(mentions.collapsed, state=author_state, review=author_state_review, model=author_model,
-                           today=today, timer=timer, options=options)
+    night = author_night or match_mentions(mentions.collapsed, state=author_state, review=author_state_review,
+                                           model=author_model, today=today, timer=timer, options=options)
     # 4. overrides
     authors = identify_authors(mentions, night, author_registry, redirects=redirects, overrides=overrides, today=today)
     del mentions, night
@@ -120,6 +127,18 @@ def build_core(
                            extra_authorships=extra_authorships, today=today)
     core.stats["timings"] = timer.summary()
     return core
+
+
+def current_listings(listings: pl.DataFrame, profiles: pl.DataFrame,
+                     identifier_evidence: identifiers.IdentifierEvidence | None, *,
+                     timer: StageTimer) -> tuple[identifiers.ListingIdentifiers, pl.DataFrame]:
+    """Step "papers" (its input): the newest row of every listing key with the identifiers attached,
+    and the profile owners. Deterministic: the sharded core works it out again in the steps that
+    need it rather than pass it between them."""
+    latest, owners = latest_listings(listings, profiles)
+    del listings
+    with timer.stage("identifiers", rows=latest.height):
+        return identifiers.attach_identifiers(latest, identifier_evidence), owners
 
 
 def read_current_listings(con, until: date) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -171,47 +190,103 @@ def resolution_window_end(con, run_date: date) -> date:
     return max(run_date, latest) if latest else run_date
 
 
-def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: StageTimer | None = None,
-                         options: MatchOptions | None = None) -> tuple[CoreTables, date]:
-    """The core step: read staging (and enrichment) up to the window's end, resolve, and replace
-    the core tables in one transaction. Returns the tables and the window's end."""
-    timer = timer or StageTimer()
+@dataclass
+class CoreInputs:
+    """Everything the core step reads of the warehouse (``read_core_inputs``): the current listings
+    (with the arXiv ids exact-title search found) and profiles up to ``until``, the id registries and
+    redirects, the matchers' caches of the last night, and what enrichment says. The sharded core
+    saves it as Parquet for its steps (``pipelines/core/sharded.py``)."""
+
+    until: date
+    listings: pl.DataFrame | None
+    profiles: pl.DataFrame
+    paper_registry: pl.DataFrame
+    author_registry: pl.DataFrame
+    redirects: pl.DataFrame
+    title_diffs: pl.DataFrame | None
+    author_state: pl.DataFrame
+    author_state_review: pl.DataFrame
+    author_model: pl.DataFrame
+    paper_state: pl.DataFrame
+    paper_state_review: pl.DataFrame
+    extra_authorships: pl.DataFrame
+    identifier_evidence: identifiers.IdentifierEvidence
+
+    def build_arguments(self) -> dict:
+        """``build_core``'s keyword arguments (the listings and profiles aside)."""
+        return dict(paper_registry=self.paper_registry, author_registry=self.author_registry,
+                    redirects=self.redirects, extra_authorships=self.extra_authorships,
+                    author_state=self.author_state, author_state_review=self.author_state_review,
+                    author_model=self.author_model, paper_state=self.paper_state,
+                    paper_state_review=self.paper_state_review, identifier_evidence=self.identifier_evidence)
+
+
+def read_core_inputs(con, run_date: date) -> CoreInputs:
+    """The core step's reads: staging (and enrichment) up to the window's end, the registries, the caches."""
     until = resolution_window_end(con, run_date)
-    with timer.stage("core_read"):
-        listings, profiles = read_current_listings(con, until)
-        paper_registry = warehouse.read_frame(con, "SELECT * FROM core.paper_id_registry")
-        author_registry = warehouse.read_frame(con, "SELECT * FROM core.author_id_registry")
-        redirects = warehouse.read_frame(con, "SELECT * FROM core.id_redirects")
-        # held by the cache only, which lets go of it once the paper matcher is done
-        title_diffs = TitleDiffCache(warehouse.read_frame(con, "SELECT * FROM cache.title_diffs"))
-        author_state = warehouse.read_frame(con, "SELECT * FROM cache.author_matches")
-        author_state_review = warehouse.read_frame(con, "SELECT * FROM cache.author_match_review")
-        author_model = warehouse.read_frame(con, "SELECT * FROM cache.author_model")
-        paper_state = warehouse.read_frame(con, "SELECT * FROM cache.paper_matches")
-        paper_state_review = warehouse.read_frame(con, "SELECT * FROM cache.paper_match_review")
-        # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
-        searches = warehouse.read_frame(
-            con, "SELECT * FROM enrichment.arxiv_title_searches WHERE partition_date <= ?", [until])
-        listings = listings.with_columns(arxiv_from=pl.when(pl.col("arxiv_id").is_not_null()).then(pl.lit("page")))
-        listings = enrichment.fill_listing_arxiv_ids(listings, searches).with_columns(
-            arxiv_from=pl.when(pl.col("arxiv_id").is_not_null()).then(pl.col("arxiv_from").fill_null("title_search")))
-        identifier_evidence = read_identifier_evidence(con, until)
-        extra = warehouse.read_frame(
+    listings, profiles = read_current_listings(con, until)
+    # Enrichment: arXiv ids found by exact-title search, and the latest full author list per paper.
+    searches = warehouse.read_frame(
+        con, "SELECT * FROM enrichment.arxiv_title_searches WHERE partition_date <= ?", [until])
+    listings = listings.with_columns(arxiv_from=pl.when(pl.col("arxiv_id").is_not_null()).then(pl.lit("page")))
+    listings = enrichment.fill_listing_arxiv_ids(listings, searches).with_columns(
+        arxiv_from=pl.when(pl.col("arxiv_id").is_not_null()).then(pl.col("arxiv_from").fill_null("title_search")))
+    return CoreInputs(
+        until=until, listings=listings, profiles=profiles,
+        paper_registry=warehouse.read_frame(con, "SELECT * FROM core.paper_id_registry"),
+        author_registry=warehouse.read_frame(con, "SELECT * FROM core.author_id_registry"),
+        redirects=warehouse.read_frame(con, "SELECT * FROM core.id_redirects"),
+        title_diffs=warehouse.read_frame(con, "SELECT * FROM cache.title_diffs"),
+        author_state=warehouse.read_frame(con, "SELECT * FROM cache.author_matches"),
+        author_state_review=warehouse.read_frame(con, "SELECT * FROM cache.author_match_review"),
+        author_model=warehouse.read_frame(con, "SELECT * FROM cache.author_model"),
+        paper_state=warehouse.read_frame(con, "SELECT * FROM cache.paper_matches"),
+        paper_state_review=warehouse.read_frame(con, "SELECT * FROM cache.paper_match_review"),
+        extra_authorships=warehouse.read_frame(
             con,
             "SELECT * FROM enrichment.author_lists WHERE partition_date <= ? "
             "QUALIFY partition_date = max(partition_date) OVER (PARTITION BY coalesce(arxiv_id, openalex_work_id))",
             [until],
-        )
-    handed_over = [listings]  # build_core drops the listings once it has their newest rows: keep no reference here
-    del listings
+        ),
+        identifier_evidence=read_identifier_evidence(con, until),
+    )
+
+
+# What the core step reads (``read_core_inputs``), as stored tables (the staging views' own tables):
+# the write of a sharded core checks that none changed since its plan (``inputs_fingerprint``).
+CORE_READS = ("staging.night_fetches", "staging.parsed_profiles", "staging.parsed_listings",
+              "core.papers", "core.paper_id_registry", "core.author_id_registry", "core.id_redirects",
+              "cache.title_diffs", "cache.author_matches", "cache.author_match_review", "cache.author_model",
+              "cache.paper_matches", "cache.paper_match_review",
+              "enrichment.arxiv_title_searches", "enrichment.author_lists", "enrichment.arxiv_works",
+              "enrichment.openalex_works")
+
+
+def inputs_fingerprint(con) -> list[list]:
+    """What the core step's reads depend on, in a few numbers per table (rows, and an XOR of every
+    row's hash: any row added, removed or changed moves it). Equal fingerprints: the same inputs."""
+    parts = " UNION ALL ".join(
+        f"SELECT '{table}' AS t, count(*)::BIGINT AS n, coalesce(bit_xor(hash(r)), 0)::UBIGINT AS h FROM {table} r"
+        for table in CORE_READS)
+    return [[t, int(n), int(h)] for t, n, h in con.execute(f"SELECT * FROM ({parts}) ORDER BY t").fetchall()]
+
+
+def resolve_in_warehouse(con, run_date: date, overrides: Overrides, *, timer: StageTimer | None = None,
+                         options: MatchOptions | None = None) -> tuple[CoreTables, date]:
+    """The core step in one piece: read staging (and enrichment) up to the window's end, resolve, and
+    replace the core tables in one transaction. Returns the tables and the window's end."""
+    timer = timer or StageTimer()
+    with timer.stage("core_read"):
+        inputs = read_core_inputs(con, run_date)
+    # build_core drops the listings once it has their newest rows, and the title-diff cache lets go
+    # of the earlier diffs once the paper matcher is done: keep no reference to either here
+    handed_over, inputs.listings = [inputs.listings], None
+    title_diffs, inputs.title_diffs = TitleDiffCache(inputs.title_diffs), None
     core = build_core(
-        handed_over.pop(), profiles, paper_registry=paper_registry, author_registry=author_registry,
-        redirects=redirects, overrides=overrides, today=run_date, extra_authorships=extra,
-        title_diffs=title_diffs, author_state=author_state, author_state_review=author_state_review,
-        author_model=author_model, paper_state=paper_state, paper_state_review=paper_state_review,
-        identifier_evidence=identifier_evidence, timer=timer, options=options,
+        handed_over.pop(), inputs.profiles, overrides=overrides, today=run_date, title_diffs=title_diffs,
+        timer=timer, options=options, **inputs.build_arguments(),
     )
     with timer.stage("core_write"):
-        write_core(con, core, until)
+        write_core(con, core, inputs.until)
     core.stats["timings"] = timer.summary()
-    return core, until
+    return core, inputs.until

@@ -111,7 +111,8 @@ def test_every_step_that_touches_duckdb_is_in_the_one_writer_pool_and_retries_tr
 
 # Steps that open no database and may run side by side (the staging graph's parse shards, the
 # novelty graph's preparation and chunks).
-NO_DATABASE_OPS = {"parse_shard", "prepare_novelty_chunks", "score_novelty_chunk"}
+NO_DATABASE_OPS = {"parse_shard", "prepare_novelty_chunks", "score_novelty_chunk", "plan_paper_shards",
+                   "score_paper_shard", "cluster_papers", "resolve_author_shard", "assemble_core"}
 
 
 def _ops(node_def) -> list:

@@ -1,7 +1,8 @@
 """Paper and author resolution in shards: the pieces a sharded core stage is built from (issue 24, part 1).
 
-Not wired into the asset graph yet (``core_tables`` is still one step; docs/scaling.md, "The split
-into steps", says what is left). What is here is the part whose result must not move.
+Wired into the asset graph by ``pipelines/core/sharded.py`` (the ``core_tables`` graph's
+``score_paper_shard`` and ``resolve_author_shard`` steps, on full nights). What is here is the part
+whose result must not move.
 
 **Authors** (components never interact):
 
