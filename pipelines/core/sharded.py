@@ -57,7 +57,7 @@ from pipelines.core.resolution import incremental_papers as _incp
 from pipelines.core.resolution import shards
 from pipelines.core.resolution.incremental import AuthorNight, scheduled_full
 from pipelines.core.resolution.incremental_papers import PaperNight
-from pipelines.core.resolution.papers import TITLE_DIFF_SCHEMA, TitleDiffCache, resolve_papers
+from pipelines.core.resolution.papers import TITLE_DIFF_SCHEMA, TitleDiffCache
 from pipelines.core.resolution.runtime import MatchOptions
 from pipelines.core.tables import CoreTables
 from pipelines.timing import StageTimer
@@ -128,12 +128,8 @@ def paper_full_reason(records: pl.DataFrame, state: pl.DataFrame | None, review:
     records (resolved in one piece). The decision ``resolve_papers_incrementally`` takes."""
     if records.height == 0:
         return None
-    current = pl.DataFrame({"record_id": records["record_id"].cast(pl.String), "digest": _incp.record_digests(records)})
-    return _inc.compare_with_state(
-        current, state, _incp.PAPER_STATE_SCHEMA, "record_id", _incp.paper_matcher_version(), what="records",
-        max_changed_share=_inc.MAX_CHANGED_SHARE, full_reason=scheduled_full(today),
-        extra_reason=None if review is not None else "no earlier review queue (its rows between kept papers would be lost)",
-        incremental=options.incremental).reason
+    return _incp.compare_records(records, state, review, full_reason=scheduled_full(today),
+                                 incremental=options.incremental)[2].reason
 
 
 @dataclass
@@ -256,13 +252,8 @@ def author_full_reason(rows: pl.DataFrame, state: pl.DataFrame | None, review: p
     mentions (one piece). The decision ``resolve_authors_incrementally`` takes."""
     if rows.height == 0:
         return None
-    _inc.check_mention_ids(rows["mention_id"])
-    current = pl.DataFrame({"mention_id": rows["mention_id"], "digest": _inc.mention_digests(rows)})
-    return _inc.compare_with_state(
-        current, state, _inc.AUTHOR_STATE_SCHEMA, "mention_id", _inc.author_matcher_version(), what="mentions",
-        max_changed_share=_inc.MAX_CHANGED_SHARE, full_reason=scheduled_full(today),
-        extra_reason=None if model is not None and model.height else "no stored author model",
-        incremental=options.incremental).reason
+    return _inc.compare_mentions(rows, state, model, full_reason=scheduled_full(today),
+                                 incremental=options.incremental)[2].reason
 
 
 def plan_authors(folder: Path, inputs: CoreInputs, attached: identifiers.ListingIdentifiers, match: PaperMatch,

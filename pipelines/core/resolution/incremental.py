@@ -299,14 +299,8 @@ def resolve_authors_incrementally(
     if "mention_id" not in mentions.columns:
         raise ValueError("mentions lack columns: ['mention_id']")
     mentions = mentions.with_columns(pl.col("mention_id").cast(pl.String))
-    check_mention_ids(mentions["mention_id"])
-    version = author_matcher_version()
-    current = pl.DataFrame({"mention_id": mentions["mention_id"], "digest": mention_digests(mentions)})
-
-    comparison = compare_with_state(current, state, AUTHOR_STATE_SCHEMA, "mention_id", version, what="mentions",
-                                    max_changed_share=max_changed_share, full_reason=full_reason,
-                                    extra_reason=None if model is not None and model.height else "no stored author model",
-                                    incremental=options.incremental)
+    current, version, comparison = compare_mentions(mentions, state, model, full_reason=full_reason,
+                                                    max_changed_share=max_changed_share, incremental=options.incremental)
     reason = comparison.reason
     if reason is not None:
         fitted = fit_author_model(mentions)
@@ -317,6 +311,22 @@ def resolve_authors_incrementally(
                          model_of(model), options)
     night.model = model
     return night
+
+
+def compare_mentions(mentions: pl.DataFrame, state: pl.DataFrame | None, model: pl.DataFrame | None, *,
+                     full_reason: str | None = None, max_changed_share: float = MAX_CHANGED_SHARE,
+                     incremental: bool = True) -> tuple[pl.DataFrame, str, StateComparison]:
+    """Tonight's mentions (ids checked) against the last night's ``state``: their digests
+    (``mention_id``, ``digest``), the matcher's version, and whether tonight can be incremental —
+    the one decision :func:`resolve_authors_incrementally` and the core's shard plan both take."""
+    check_mention_ids(mentions["mention_id"])
+    version = author_matcher_version()
+    current = pl.DataFrame({"mention_id": mentions["mention_id"], "digest": mention_digests(mentions)})
+    comparison = compare_with_state(current, state, AUTHOR_STATE_SCHEMA, "mention_id", version, what="mentions",
+                                    max_changed_share=max_changed_share, full_reason=full_reason,
+                                    extra_reason=None if model is not None and model.height else "no stored author model",
+                                    incremental=incremental)
+    return current, version, comparison
 
 
 def _state(current: pl.DataFrame, assigned: pl.DataFrame, labels: pl.Series, version: str) -> pl.DataFrame:

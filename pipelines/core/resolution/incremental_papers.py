@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from pipelines.core.resolution.incremental import (MAX_CHANGED_SHARE, code_fingerprint, compare_with_state, matcher_modules,
-                                                   merge_review)
+from pipelines.core.resolution.incremental import (MAX_CHANGED_SHARE, StateComparison, code_fingerprint, compare_with_state,
+                                                   matcher_modules, merge_review)
 from pipelines.core.resolution.papers import ASSIGNMENT_SCHEMA, TitleDiffCache, candidate_graph, resolve_papers
 from pipelines.core.resolution.review import REVIEW_SCHEMA
 from pipelines.core.resolution.runtime import MatchOptions
@@ -129,14 +129,8 @@ def resolve_papers_incrementally(
     records = records.with_columns(pl.col("record_id").cast(pl.String))
     if records["record_id"].null_count() or records["record_id"].n_unique() != records.height:
         raise ValueError("record_id must be unique and not null")
-    version = paper_matcher_version()
-    current = pl.DataFrame({"record_id": records["record_id"], "digest": record_digests(records)})
-
-    comparison = compare_with_state(
-        current, state, PAPER_STATE_SCHEMA, "record_id", version, what="records", max_changed_share=max_changed_share,
-        full_reason=full_reason,
-        extra_reason=None if review is not None else "no earlier review queue (its rows between kept papers would be lost)",
-        incremental=options.incremental)
+    current, version, comparison = compare_records(records, state, review, full_reason=full_reason,
+                                                   max_changed_share=max_changed_share, incremental=options.incremental)
     reason = comparison.reason
     if reason is not None:
         assigned, queue = resolve_papers(records, title_diffs=title_diffs, workers=options.workers, catalogues=PIPELINE_CATALOGUES)
@@ -144,6 +138,22 @@ def resolve_papers_incrementally(
                           {"mode": "full", "reason": reason, "resolved": records.height})
     return _incremental(records, current, comparison.joined, comparison.changed, comparison.removed, review, version,
                         title_diffs, options.workers)
+
+
+def compare_records(records: pl.DataFrame, state: pl.DataFrame | None, review: pl.DataFrame | None, *,
+                    full_reason: str | None = None, max_changed_share: float = MAX_CHANGED_SHARE,
+                    incremental: bool = True) -> tuple[pl.DataFrame, str, StateComparison]:
+    """Tonight's records against the last night's ``state``: their digests (``record_id``,
+    ``digest``), the matcher's version, and whether tonight can be incremental — the one decision
+    :func:`resolve_papers_incrementally` and the core's shard plan both take."""
+    version = paper_matcher_version()
+    current = pl.DataFrame({"record_id": records["record_id"].cast(pl.String), "digest": record_digests(records)})
+    comparison = compare_with_state(
+        current, state, PAPER_STATE_SCHEMA, "record_id", version, what="records", max_changed_share=max_changed_share,
+        full_reason=full_reason,
+        extra_reason=None if review is not None else "no earlier review queue (its rows between kept papers would be lost)",
+        incremental=incremental)
+    return current, version, comparison
 
 
 def _state(current: pl.DataFrame, assigned: pl.DataFrame, version: str) -> pl.DataFrame:
