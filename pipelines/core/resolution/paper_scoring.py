@@ -231,7 +231,6 @@ def score_pairs(feats: PaperFeatures, pairs: pl.DataFrame, diffs_cache: TitleDif
     min_content = np.minimum(n_content[I], n_content[J])
     title_score = t_score[title_pair]
     _forgive_garbled_lists(feats, I, J, overlap, combine_scores(title_score, np.full(I.size, np.nan), year_diff, min_content))
-    t_detail = list(t_detail)
     title_score, title_detail = _without_citation_preambles(feats, I, J, title_score, t_veto, t_detail, title_pair,
                                                             overlap, year_diff, min_content)
     score = combine_scores(title_score, overlap, year_diff, min_content)
