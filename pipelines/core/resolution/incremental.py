@@ -14,13 +14,10 @@ review rows) and the next night works from that:
 2. **Who a change can reach.** The *seed*: the changed mentions plus every mention of a cluster
    that held a changed or removed mention. Any cluster that shares a name label (name key or
    loose key, as the matcher's candidates do) *and* a piece of evidence (a co-author key, a
-   paper, an affiliation) with a seed cluster, the very same name (canonical form: the linkage
-   joins a rare identical name on a related title alone), or an identity (profile, ORCID,
-   OpenAlex id) with a seed mention, could be merged with it or queued for review against it; so
-   could a cluster the last review queue paired with a seed cluster. These join the *subset*.
-   The rest of their blocks is not: average linkage restricted to a union of its final clusters
-   gives those clusters again, so the reached clusters are linked without it (blocks over
-   ``MAX_BLOCK``, which the full night cuts by sorted name, may differ at the cut; docs/resolution.md).
+   paper, an affiliation) with a seed cluster, or an identity (profile, ORCID, OpenAlex id)
+   with a seed mention, could be merged with it or queued for review against it; so could a
+   cluster the last review queue paired with a seed cluster. These join the *subset*: every
+   candidate pair the matcher itself could form with a changed mention.
 3. **Re-resolve the subset** with the ordinary matcher (``resolve_authors``, the names on its
    papers taken from all mentions), and keep every other mention's cluster, method and score.
    Clusters are whole: a cluster is either entirely re-resolved or entirely kept, so the result
@@ -58,7 +55,7 @@ from pipelines.core.resolution.authors import (
     name_label_table,
     resolve_authors,
 )
-from pipelines.core.resolution.author_linkage import canonical_name, model_from_rows, model_rows, per_value
+from pipelines.core.resolution.author_linkage import model_from_rows, model_rows, per_value
 from pipelines.core.resolution.names import name_forms
 from pipelines.core.resolution.review import REVIEW_SCHEMA, queue_of
 from pipelines.core.resolution.runtime import MatchOptions
@@ -256,14 +253,10 @@ def mention_digests(mentions: pl.DataFrame) -> pl.Series:
 
 
 def name_labels(names: pl.Series, only: pl.Series | None = None) -> pl.Series:
-    """The matcher's interaction labels of each name (name keys ``k|``, loose keys ``l|``) and
-    its canonical form (``n|``, the linkage's identical-name test); with ``only`` (a mask),
-    computed for those rows and null elsewhere."""
+    """The matcher's interaction labels of each name (name keys ``k|``, loose keys ``l|``);
+    with ``only`` (a mask), computed for those rows and null elsewhere."""
     names = names.cast(pl.String).fill_null("")
     table = name_label_table(names if only is None else names.filter(only)).rename({"label": "labels"})
-    canonical = [canonical_name(x)[0] for x in table["name"].to_list()]
-    table = table.with_columns(pl.concat_list("labels", pl.Series([[f"n|{c}"] if c else [] for c in canonical],
-                                                                 dtype=pl.List(pl.String))).alias("labels"))
     frame = pl.DataFrame({"name": names, "only": True if only is None else only})
     return frame.join(table, on="name", how="left", maintain_order="left").select(
         pl.when("only").then("labels"))["labels"]
@@ -436,19 +429,16 @@ def _incremental(mentions, current, joined, changed, removed, review, version, m
         .join(near_labels, on=["group", "label"], how="semi")["group"].to_list()
     )
     reached |= id_reached
-    # ... or the very same name (its canonical form): the linkage may join an identical name on
-    # weaker evidence than the above (a related title, the same venue and years).
-    seed_names = seed_labels.filter(pl.col("label").str.starts_with("n|")).select("label").unique()
-    reached |= set(rest.select("author_id", label="labels").explode("label")
-                   .join(seed_names, on="label", how="semi")["author_id"].to_list())
     # ... or a review row with a seed cluster (the evidence behind it may have changed).
     if review is not None and review.height and touched:
         t = list(touched)
         reached |= set(review.filter(pl.col("left_cluster").is_in(t))["right_cluster"].to_list())
         reached |= set(review.filter(pl.col("right_cluster").is_in(t))["left_cluster"].to_list())
 
-    # Whole clusters only: the seed's and those it reaches. The rest of their blocks is kept.
-    redo = frame.filter(pl.col("in_seed") | pl.col("author_id").is_in(list(reached)).fill_null(False)).select("mention_id")
+    start = frame.filter(pl.col("in_seed") | pl.col("author_id").is_in(list(reached)).fill_null(False))
+    # The linkage compares every pair of a block (a name key, transitively), so whole blocks are
+    # re-resolved — and with them whole clusters, and the blocks those clusters reach.
+    redo = _block_closure(frame, start["mention_id"])
     subset = mentions.join(redo, on="mention_id", how="semi")
     sub_papers = subset["paper_id"].cast(pl.String).drop_nulls().unique()
     assigned_sub, review_sub = resolve_authors(
@@ -463,6 +453,27 @@ def _incremental(mentions, current, joined, changed, removed, review, version, m
     return AuthorNight(assigned, queue, _state(current, assigned, labels, version), {
         "mode": "incremental", "changed": n_changed, "removed": removed.height, "resolved": subset.height,
     })
+
+
+def _block_closure(frame: pl.DataFrame, start: pl.Series) -> pl.DataFrame:
+    """``mention_id`` of every mention connected to ``start`` through a shared name key (``k|``
+    label) or last night's cluster, transitively: the blocks and clusters a re-resolution of
+    ``start`` must take whole."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = frame.height
+    rows = frame.select(row=pl.int_range(pl.len(), dtype=pl.Int64), labels="labels", cluster="author_id")
+    links = pl.concat([
+        rows.select("row", label=pl.col("labels")).explode("label").filter(pl.col("label").str.starts_with("k|")),
+        rows.filter(pl.col("cluster").is_not_null()).select("row", label=pl.concat_str(pl.lit("c|"), "cluster")),
+    ]).with_columns(node=pl.col("label").rank("dense").cast(pl.Int64) - 1 + n)
+    size = n + (int(links["node"].max()) + 1 - n if links.height else 0)
+    graph = coo_matrix((np.ones(links.height, dtype=np.int8), (links["row"].to_numpy(), links["node"].to_numpy())),
+                       shape=(size, size))
+    component = connected_components(graph, directed=False)[1][:n]
+    wanted = np.unique(component[frame.select(pl.col("mention_id").is_in(start.implode()))["mention_id"].to_numpy()])
+    return frame.filter(pl.Series(np.isin(component, wanted))).select("mention_id")
 
 
 def _joined_groups(linked: list[list[str]]) -> dict[str, str]:
