@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+import duckdb
 import polars as pl
 
 from pipelines import warehouse
@@ -162,17 +163,30 @@ def read_identifier_evidence(con, until: date) -> identifiers.IdentifierEvidence
 
 
 def write_core(con, core: "CoreTables", until: date) -> None:
-    """Replace the core tables in one transaction; core.paper_listings and the papers' abstracts are
-    filled by SQL from staging inside it."""
+    """Replace the core tables in one transaction; core.paper_listings and core.papers (their
+    abstracts joined in from staging) are written by SQL inside it."""
+    writes = core.writes()
+    papers = dict(writes)["core.papers"]
+    if papers.height:
+        # the step's column order checked against the contract as insert_frame does
+        warehouse.check_columns(con, "core.papers", papers.columns)
+
     def fill_from_staging() -> None:
         con.execute("DELETE FROM core.paper_listings")
+        con.execute("DELETE FROM core.papers")
         con.register("listing_papers", core.listing_papers.to_arrow())
+        con.register("papers_without_abstracts",
+                     papers.drop("abstract", strict=False).with_row_index("_row").to_arrow())
         try:
             con.execute(warehouse.read_sql("core/paper_listings"), {"until": until})
-            con.execute(warehouse.read_sql("core/paper_abstracts"), {"until": until})
+            con.execute(warehouse.read_sql("core/papers_with_abstracts"), {"until": until})
         finally:
-            con.unregister("listing_papers")
-    warehouse.replace_slice(con, core.writes(), after=fill_from_staging)
+            for name in ("listing_papers", "papers_without_abstracts"):
+                try:
+                    con.unregister(name)
+                except duckdb.Error:
+                    pass  # an aborted transaction refuses even this: the statement's own error is raised
+    warehouse.replace_slice(con, [(t, f) for t, f in writes if t != "core.papers"], after=fill_from_staging)
     core.stats["paper_listings"] = warehouse.scalar(con, "SELECT count(*) FROM core.paper_listings")
 
 

@@ -31,7 +31,7 @@ class CoreTables:
     # listing_key → paper_id, method, score, and listing_id (the key's current row): one row per listing
     # key. core.paper_listings (one row per staged listing row of every night) is this fanned out in
     # SQL (sql/core/paper_listings.sql); the papers' abstracts are read from the current rows
-    # (sql/core/paper_abstracts.sql).
+    # as core.papers is written (sql/core/papers_with_abstracts.sql).
     listing_papers: pl.DataFrame
     authors: pl.DataFrame
     author_names: pl.DataFrame

@@ -313,13 +313,18 @@ def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+def check_columns(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str]) -> None:
+    """Refuse columns that ``table`` does not have (the contract is the DDL)."""
+    known = table_columns(con, table)
+    unknown = [c for c in columns if c not in known]
+    if unknown:
+        raise ValueError(f"{table}: columns not in the warehouse contract: {unknown}")
+
+
 def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
     if frame.height == 0:
         return
-    columns = table_columns(con, table)
-    unknown = [c for c in frame.columns if c not in columns]
-    if unknown:
-        raise ValueError(f"{table}: columns not in the warehouse contract: {unknown}")
+    check_columns(con, table, frame.columns)
     con.register("_incoming", frame.to_arrow())
     try:
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")

@@ -3,8 +3,8 @@
 -- Every night shows its listings (staging.listings), so resolving all of them would grow with the
 -- nights kept; this keeps the step's input the size of the corpus. Ties within one night (the same
 -- listing on two captures of a profile): the smallest listing_id. Only the columns resolution uses:
--- not the abstracts (most of the bytes; sql/core/paper_abstracts.sql fills the papers' abstracts
--- after the write), code URLs or raw dates.
+-- not the abstracts (most of the bytes; sql/core/papers_with_abstracts.sql joins the papers' abstracts
+-- as core.papers is written), code URLs or raw dates.
 -- It reads what staging.listings is a view over — each parse once (staging.parsed_listings) and the
 -- nights that show it (staging.night_fetches) — not the view: the view computes every night's
 -- listing_id (a sha256), and only the newest night's rows of a key need theirs. The same rows as

@@ -1,7 +1,7 @@
 -- core.paper_listings: every staged listing row up to the window's end $until → its paper. The
 -- core step resolves one row per listing key (sql/core/current_listings.sql); this fans its result,
 -- listing_papers (listing_key → paper_id, method, score; and listing_id, the key's current row, which
--- sql/core/paper_abstracts.sql reads), out to every night's rows of that key: what staging.listings
+-- sql/core/papers_with_abstracts.sql reads), out to every night's rows of that key: what staging.listings
 -- shows, read from the parses and the nights that show them (each row's listing_id is the view's).
 -- Run by the core step inside its write transaction, after emptying the table.
 INSERT INTO core.paper_listings BY NAME

@@ -1,5 +1,5 @@
 """The core step's reads of staging (sql/core/current_listings.sql, paper_listings.sql,
-paper_abstracts.sql), and the marts' read of the listings' current scores
+papers_with_abstracts.sql), and the marts' read of the listings' current scores
 (sql/marts/paper_score_reports.sql), read what staging.listings is a view over — each parse once and the nights
 that show it — and give exactly the rows reading the view gave: the view computes every night's
 listing_id (a sha256) on every read, which made these reads grow with the nights stored."""
@@ -20,7 +20,7 @@ from pipelines.staging import build as landing
 
 NIGHTS = [date(2026, 11, 23), date(2026, 11, 24), date(2026, 11, 25), date(2026, 11, 26)]
 CHANGED = "002_9c9c8f84cf558702.txt"
-CORE_READS = ("core/current_listings", "core/paper_listings", "core/paper_abstracts", "marts/paper_score_reports")
+CORE_READS = ("core/current_listings", "core/paper_listings", "core/papers_with_abstracts", "marts/paper_score_reports")
 
 # The three reads as they were, over the staging.listings view (every night's rows, listing_id computed
 # by the view): the reference the reads of the stored tables must equal.
@@ -121,8 +121,8 @@ def test_the_core_reads_give_the_rows_the_view_gave(staged, until):
         assert fanned.equals(warehouse.read_frame(con, VIEW_PAPER_LISTINGS, {"until": until}))
         assert fanned.height == warehouse.scalar(con, "SELECT count(*) FROM staging.listings WHERE partition_date <= ?", [until])
 
-        update = warehouse.read_sql("core/paper_abstracts")
-        best = re.search(r"FROM \((.*)\) AS best", update, re.S).group(1)
+        insert = warehouse.read_sql("core/papers_with_abstracts")
+        best = re.search(r"LEFT JOIN \((.*)\) AS best", insert, re.S).group(1)
         ours = warehouse.read_frame(con, best, {"until": until}).sort("paper_id")
         assert ours.equals(warehouse.read_frame(con, VIEW_PAPER_ABSTRACTS).sort("paper_id"))
         assert ours.height > 0

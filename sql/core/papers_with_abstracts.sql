@@ -1,17 +1,21 @@
--- core.papers.abstract: the longest abstract among the current rows of a paper's listings (one row
--- per listing key: its newest night up to the window's end $until, then the smallest listing_id,
--- sql/core/current_listings.sql; ties between abstracts: the first in text order) — the rule every
--- other paper field follows (core_build.build_core).
--- Run by the core step right after it writes core.papers, in the same transaction, with
--- listing_papers (listing_key → paper_id and listing_id, the key's current row) registered:
--- abstracts are most of the listings' bytes, so the step never loads them into Python (1.7 GB of
--- 2.0 GB at 1.5M listings). Reading only the current rows keeps the cost the size of the corpus;
--- reading every stored night's rows grew by ~0.75 s a night at 10k profiles. It reads the parses
+-- core.papers, written with their abstracts: every paper row the core step built
+-- (papers_without_abstracts, registered by the step, with _row, its place in the step's order) and
+-- the longest abstract among the current rows of its listings (one row per listing key: its newest
+-- night up to the window's end $until, then the smallest listing_id, sql/core/current_listings.sql;
+-- ties between abstracts: the first in text order) — the rule every other paper field follows
+-- (core_build.build_core).
+-- Run by the core step inside its write transaction, with listing_papers (listing_key → paper_id
+-- and listing_id, the key's current row) registered. Abstracts are most of the listings' bytes, so
+-- the step never loads them into Python (1.7 GB of 2.0 GB at 1.5M listings), and they are joined in
+-- as the rows are inserted: an UPDATE of every paper's abstract after the insert held them all in
+-- DuckDB's memory inside the transaction and ran out of the 3 GB buffer pool at 100k profiles.
+-- Reading only the current rows keeps the cost the size of the corpus. It reads the parses
 -- (staging.parsed_listings) and the nights that show them, not the staging.listings view, so only the
 -- newest night's rows of a key get their listing_id computed (the view's expression), not every night's.
-UPDATE core.papers AS p
-SET abstract = best.abstract
-FROM (
+INSERT INTO core.papers BY NAME
+SELECT p.* EXCLUDE (_row), best.abstract
+FROM papers_without_abstracts AS p
+LEFT JOIN (
     WITH newest AS (
         SELECT l.listing_key, max(n.last_night) AS night
         FROM staging.parsed_listings AS l
@@ -33,5 +37,5 @@ FROM (
     FROM listing_papers AS k
     JOIN newest_rows AS r ON r.listing_id = k.listing_id
     QUALIFY row_number() OVER (PARTITION BY k.paper_id ORDER BY length(r.abstract) DESC, r.abstract) = 1
-) AS best
-WHERE p.paper_id = best.paper_id;
+) AS best USING (paper_id)
+ORDER BY p._row;
