@@ -34,3 +34,33 @@ def test_the_one_percent_nights_run_without_the_full_nights_core_build(tmp_path,
     assert seen == [0]
     assert result["full"]["end_to_end_s"] > 0
     assert "full night at 40:" in capsys.readouterr().out
+
+
+def _result(profiles, seconds, peak, nights=(), splink=None, f1=0.999):
+    r = {"profiles": profiles, "full": {"end_to_end_s": seconds, "peak_with_workers_mb": peak},
+         "quality": {"papers": {"f1": f1}, "authors": {"f1": 0.97}},
+         "incremental_nights": [{"night": i + 2, "end_to_end_s": s, "ratio_to_full": s / seconds, "warehouse_mb": 100.0 + i}
+                                for i, s in enumerate(nights)]}
+    if splink:
+        r["splink"] = splink
+    return r
+
+
+def test_the_report_judges_each_target_of_issue_23_from_the_run():
+    bench = _bench()
+    small = _result(10_000, 60.0, 3_000)
+    met = bench.targets([small, _result(100_000, 540.0, 7_000, nights=[20, 21, 22, 20, 25],
+                                        splink={"speedup": 6.1, "ours_seconds": 10.0, "seconds": 61.0, "f1": 0.95})])
+    assert sum("| met |" in line for line in met) == 5, met
+    missed = bench.targets([small, _result(100_000, 1_200.0, 13_000, nights=[20, 21, 90, 20, 25],
+                                           splink={"speedup": 6.1, "ours_seconds": 10.0, "seconds": 61.0, "f1": 0.999}, f1=0.99)])
+    assert sum("**not met**" in line for line in missed) == 5, missed
+    # too few nights is not met either, even if each is cheap
+    assert "**not met**" in next(line for line in bench.targets([_result(100_000, 540.0, 7_000, nights=[20, 21])]) if "1 % night" in line)
+
+
+def test_the_report_says_not_measured_rather_than_met_when_the_run_lacks_a_size():
+    bench = _bench()
+    lines = bench.targets([_result(10_000, 60.0, 3_000, nights=[5, 5, 5, 5, 5])])
+    assert not any("| met |" in line for line in lines)
+    assert sum("| not measured |" in line for line in lines) == 4
