@@ -36,7 +36,7 @@ from pipelines.ingest.sources.base import Capture
 from pipelines.ingest.sources.cache import SourceCache
 from pipelines.ingest.sources.crawler import CrawlConfig, LiveProfileSource, load_crawl_config
 from pipelines.ingest.sources.http import Clock, HttpSettings, PoliteHttp
-from pipelines.settings import SOURCE_CHOICES, Settings
+from pipelines.settings import Settings
 from pipelines.warehouse import PROJECT_ROOT
 
 SOURCE_ENV = "SCHOLARHOUSE_SOURCE"
