@@ -64,3 +64,28 @@ def test_the_report_says_not_measured_rather_than_met_when_the_run_lacks_a_size(
     lines = bench.targets([_result(10_000, 60.0, 3_000, nights=[5, 5, 5, 5, 5])])
     assert not any("| met |" in line for line in lines)
     assert sum("| not measured |" in line for line in lines) == 4
+
+
+def test_a_killed_one_percent_night_keeps_the_full_night_and_is_reported_as_not_met(tmp_path, monkeypatch, capsys):
+    # at 100k the first 1 % night was killed by the kernel and took the size's full night and
+    # Splink figures with it: the bench's size process raised and wrote no result
+    import subprocess
+
+    bench = _bench()
+    ran = []
+
+    def night(wh, captures, day, exports, truth):
+        ran.append(day)
+        if len(ran) == 2:
+            raise subprocess.CalledProcessError(-9, ["night"])
+        return {"end_to_end_s": 1.0, "stages": {}, "warehouse_mb": 0.0, "quality": {}}
+
+    monkeypatch.setattr(bench, "night_in_fresh_process", night)
+    result = bench.bench_size(40, tmp_path, seed=0, splink=False, incremental_share=0.05, incremental_nights=3)
+    assert len(ran) == 2 and len(result["incremental_nights"]) == 1
+    assert result["full"]["end_to_end_s"] > 0
+    assert result["incremental_failed"].startswith("night 3 (") and "exit -9 (killed: out of memory?)" in result["incremental_failed"]
+    result["profiles"] = 100_000  # judged as the target size
+    row = next(line for line in bench.targets([result]) if "1 % night" in line)
+    assert "night 3" in row and "**not met**" in row
+    assert "night 3" in bench.render([result], {"date": "d", "machine": "m"})
