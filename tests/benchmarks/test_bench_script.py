@@ -89,3 +89,17 @@ def test_a_killed_one_percent_night_keeps_the_full_night_and_is_reported_as_not_
     row = next(line for line in bench.targets([result]) if "1 % night" in line)
     assert "night 3" in row and "**not met**" in row
     assert "night 3" in bench.render([result], {"date": "d", "machine": "m"})
+
+
+def test_the_memory_target_counts_every_night_and_a_failed_size_fails_its_targets():
+    bench = _bench()
+    big = _result(100_000, 540.0, 7_000, nights=[20, 21, 22, 20, 25])
+    big["incremental_nights"][2]["peak_with_workers_mb"] = 17_632.0  # a 1 % night holds the corpus too
+    peak = next(line for line in bench.targets([big]) if "peak memory" in line)
+    assert "17,632 MB" in peak and "**not met**" in peak
+    # the 100k size's process died: not "not measured" but not met, in the saved report too
+    lines = bench.targets([_result(10_000, 60.0, 3_000)], {"100000": "exit -9 (killed: out of memory?)"})
+    assert sum("**not met**" in line for line in lines) == 4, lines
+    assert all("exit -9" in line for line in lines if "**not met**" in line)
+    report = bench.render([], {"date": "d", "machine": "m", "failed": {"100000": "exit -9"}})
+    assert "the 100,000 run failed: exit -9" in report
