@@ -557,3 +557,103 @@ def test_out_of_range_years_and_absurd_names_do_not_break_the_matcher():
         result = match_authors(pl.DataFrame(rows, schema=schema))
         assert result.height == len(rows)
 
+
+
+def _lab_corpus(people: int = 1200) -> list[dict]:
+    """``people`` people of distinct names, each with a colleague of their own; every other one also
+    writes with some ``Y. Zhang`` (Yan, Yu, Yang... Zhang: one co-author key, ``zhang y``, on half
+    of all author lists, as ``zhang y`` is on 1 % of the lists of a 100k-profile corpus). 1,200
+    lists: enough to count how common a colleague is (``author_fit.MIN_COAUTHOR_LISTS``)."""
+    syllables = "ka lo mi ne ru sa to vi da fe go hu".split()
+    words = [(a + b + c).capitalize() for a in syllables for b in syllables for c in syllables]
+    zhangs = ["Yan Zhang", "Yu Zhang", "Yang Zhang", "Yi Zhang", "Ying Zhang"]
+    rows = []
+    for k in range(people):
+        coauthors = [f"Pia {words[-1 - k]}"]
+        if k % 2 == 0:
+            coauthors.append(zhangs[k % len(zhangs)])
+        rows.append({"mention_id": f"bg{k:04d}", "name": f"{words[k % 40]} {words[40 + k // 40]}", "paper_id": f"bg{k}",
+                     "coauthors": coauthors, "year": 2000 + k % 20})
+    return rows
+
+
+def test_sharing_a_common_coauthor_key_says_less_than_sharing_a_rare_one():
+    """Co-author agreement is term-frequency adjusted, as names and affiliations are: two mentions
+    whose only shared co-author key is one that half the lists hold (``zhang y``) are less likely
+    one person than two sharing a co-author nobody else lists. Before, one shared co-author weighed
+    the same whoever it was."""
+    from pipelines.core.resolution.author_mentions import prepare_mentions
+    from pipelines.core.resolution.authors import fit_author_model
+    from pipelines.core.resolution.author_linkage import (compare_block, mention_evidence, pair_probabilities,
+                                                          shared_coauthor_rarity)
+
+    rows = _lab_corpus() + [
+        {"mention_id": "c1", "name": "Hao Liu", "paper_id": "c1", "coauthors": ["Yu Zhang"], "year": 2010},
+        {"mention_id": "c2", "name": "Hao Liu", "paper_id": "c2", "coauthors": ["Yan Zhang"], "year": 2011},
+        {"mention_id": "r1", "name": "Jun Liu", "paper_id": "r1", "coauthors": ["Krzysztof Jabłoński"], "year": 2010},
+        {"mention_id": "r2", "name": "Jun Liu", "paper_id": "r2", "coauthors": ["Krzysztof Jabłoński"], "year": 2011},
+    ]
+    frame = mentions(rows)
+    model = fit_author_model(frame)
+    rarity = model.coauthor_rarity(["zhang y", "jabłonski k"])
+    assert rarity["zhang y"] < 0 < rarity["jabłonski k"]
+    m = prepare_mentions(frame)
+    ev = mention_evidence(m.names, m.coauthor_keys, m.titles, m.years, m.venue, m.affiliation, model)
+    at = {x: i for i, x in enumerate(m.ids)}
+
+    def probability(a: str, b: str) -> float:
+        rows_ = np.array([at[a], at[b]])
+        levels = compare_block(ev, rows_)
+        assert levels["coauthors"][0, 1] == 3  # one shared co-author key, short lists: the same level
+        return float(pair_probabilities(ev, model, levels, rows_[:, None], shared_coauthor_rarity(ev, rows_))[0, 1])
+
+    assert probability("c1", "c2") < probability("r1", "r2")
+
+
+def test_homonyms_sharing_only_a_common_coauthor_key_stay_two_people():
+    """Two of the people called Hao Liu, each with a colleague of their own, both write with some
+    Zhang Y. (``Yu Zhang``, ``Yan Zhang``: one key, held by half the lists here). That shared key
+    does not corroborate a merge; their own colleagues still join each one's mentions. (Before:
+    the shared ``zhang y`` corroborated the pairs across them and the two became one.)"""
+    rows = _lab_corpus() + [  # other people called Hao Liu: the name is a common one
+        {"mention_id": f"h{k}", "name": "Hao Liu", "paper_id": f"h{k}", "coauthors": [f"Rui {surname}"], "year": 2000 + k}
+        for k, surname in enumerate("Abbott Baker Carter Dawson Ellis Fisher".split())
+    ] + [
+        {"mention_id": "a1", "name": "Hao Liu", "paper_id": "a1", "coauthors": ["Ivo Marchetti", "Yu Zhang"], "year": 2010},
+        {"mention_id": "a2", "name": "Hao Liu", "paper_id": "a2", "coauthors": ["Ivo Marchetti"], "year": 2012},
+        {"mention_id": "b1", "name": "Hao Liu", "paper_id": "b1", "coauthors": ["Ola Fenwick", "Yan Zhang"], "year": 2011},
+        {"mention_id": "b2", "name": "Hao Liu", "paper_id": "b2", "coauthors": ["Ola Fenwick"], "year": 2013},
+    ]
+    author = author_of(match_authors(mentions(rows)))
+    assert author["a1"] == author["a2"]
+    assert author["b1"] == author["b2"]
+    assert author["a1"] != author["b1"]
+
+
+def test_the_author_model_keeps_its_coauthor_frequencies_between_nights():
+    """The co-author counts are part of the stored model (``cache.author_model``), so an incremental
+    night weighs a shared co-author as the full night did; a model stored before them weighs every
+    co-author alike (no adjustment) rather than failing."""
+    from pipelines.core.resolution.authors import fit_author_model
+    from pipelines.core.resolution.author_linkage import model_from_rows, model_rows
+
+    model = fit_author_model(mentions(_lab_corpus()))
+    assert model.coauthor_counts["zhang y"] == 600
+    rows = model_rows(model)
+    again = model_from_rows(rows["part"], rows["key"], rows["value"])
+    assert again.coauthor_counts == model.coauthor_counts
+    assert again.coauthor_rarity(["zhang y", "nowak q"]) == model.coauthor_rarity(["zhang y", "nowak q"])
+    old = [(p, k, v) for p, k, v in zip(rows["part"], rows["key"], rows["value"]) if p != "coauthor"]
+    stored_before = model_from_rows(*map(list, zip(*old)))
+    assert stored_before.coauthor_rarity(["zhang y", "nowak q"]) == {"zhang y": 0.0, "nowak q": 0.0}
+
+
+def test_a_few_pages_do_not_say_how_common_a_colleague_is():
+    """Below ``MIN_COAUTHOR_LISTS`` short co-author lists nothing is counted and no co-author is
+    adjusted: on a few profiles' pages the owner is on every list, the commonest key by far, and
+    their co-authors' bylines must still be joined by sharing them."""
+    from pipelines.core.resolution.authors import fit_author_model
+
+    few = fit_author_model(mentions(_lab_corpus(people=200)))
+    assert few.coauthor_counts == {}
+    assert few.coauthor_rarity(["zhang y"]) == {"zhang y": 0.0}

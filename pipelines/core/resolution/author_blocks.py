@@ -28,7 +28,9 @@ from pipelines.core.resolution.author_linkage import (
     AuthorModel,
     MentionEvidence,
     compare_block,
+    coauthor_adjustment,
     pair_probabilities,
+    shared_coauthor_rarity,
 )
 
 
@@ -98,17 +100,30 @@ class BlockResult:
     review: list[tuple[int, int, float, dict[str, int]]]  # (row a, row b, mean probability, best pair's levels)
 
 
-def _agreeing(levels: dict[str, np.ndarray]) -> np.ndarray:
-    """Pairs that agree on something besides their names (a shared co-author on a short list or
-    most of a long one, the affiliation, a close title)."""
-    agrees = np.zeros(levels["name"].shape, dtype=bool)
+def _telling_coauthors(levels: dict[str, np.ndarray], shared_rarity: np.ndarray) -> np.ndarray:
+    """Pairs whose co-authors agree tellingly: most of a long list shared, or on short lists shared
+    co-author keys that are not, together, commoner than the key a typical pair shares
+    (``shared_rarity`` >= 0). Two Chinese homonyms both writing with some ``zhang y`` share a name
+    key that one list in a hundred holds: that corroborates nothing."""
+    level = levels["coauthors"]
+    short = (level == 3) | (level == 4)
+    return (level == 2) | (short & (shared_rarity >= 0.0))
+
+
+def _agreeing(levels: dict[str, np.ndarray], telling_coauthors: np.ndarray) -> np.ndarray:
+    """Pairs that agree on something besides their names (a telling shared co-author, the
+    affiliation, a close title)."""
+    agrees = telling_coauthors.copy()
     for c in COMPARISONS:
+        if c.name == "coauthors":
+            continue
         for level in c.agreeing:
             agrees |= levels[c.name] == level
     return agrees & (levels["name"] >= 0)
 
 
-def _rare_name_support(levels: dict[str, np.ndarray], model: AuthorModel, rarity: np.ndarray) -> np.ndarray:
+def _rare_name_support(levels: dict[str, np.ndarray], model: AuthorModel, rarity: np.ndarray,
+                       shared_rarity: np.ndarray) -> np.ndarray:
     """Pairs with one identical full name at most as common as a typical name (its rarity, the
     term-frequency adjustment in people, at least ``RARE_NAME_RARITY``) whose other evidence,
     taken together, leans towards one person (the sum of the other comparisons' weights is
@@ -118,6 +133,7 @@ def _rare_name_support(levels: dict[str, np.ndarray], model: AuthorModel, rarity
     support = (levels["name"] == 0) & (rarity[:, None] >= RARE_NAME_RARITY)
     a, b = np.nonzero(support)  # weigh only the pairs of such a name, not the whole block
     other = sum(model.linkage.log2_bayes_factor(c.name, levels[c.name][a, b]) for c in COMPARISONS[1:])
+    other = other + coauthor_adjustment(model, levels["coauthors"][a, b], shared_rarity[a, b])
     support[a, b] = np.asarray(other) > 0.0
     return support
 
@@ -136,7 +152,7 @@ def _corroborated(labels: np.ndarray, agrees: np.ndarray) -> np.ndarray:
 
 
 def _same_full_name_merges(labels: np.ndarray, p: np.ndarray, levels: dict[str, np.ndarray], blocked: np.ndarray,
-                           rarity: np.ndarray) -> np.ndarray:
+                           rarity: np.ndarray, telling_coauthors: np.ndarray) -> np.ndarray:
     """Linkage clusters joined when they carry one identical full name that is not common (at most
     twice as common as a typical name, ``SAME_NAME_RARITY``), some pair across them shares a
     co-author or an affiliation, none is forbidden, and their mean pair probability is at least
@@ -156,7 +172,7 @@ def _same_full_name_merges(labels: np.ndarray, p: np.ndarray, levels: dict[str, 
     sizes = np.bincount(labels, minlength=k).astype(np.float64)
     mean = _cluster_sums(_cluster_sums(p, labels, k).T, labels, k) / np.outer(sizes, sizes)
     same_name = across((levels["name"] == 0) & (rarity[:, None] >= SAME_NAME_RARITY))
-    shared = ((levels["coauthors"] >= 2) | (levels["affiliation"] >= 1)) & (levels["name"] >= 0)
+    shared = (telling_coauthors | (levels["affiliation"] >= 1)) & (levels["name"] >= 0)
     join = same_name & across(shared) & ~across(blocked) & (mean >= SAME_NAME_PROBABILITY)
     np.fill_diagonal(join, False)
     return connected_components(csr_matrix(join), directed=False)[1][labels]
@@ -175,8 +191,9 @@ def link_block(ev: MentionEvidence, model: AuthorModel, rows: np.ndarray, block_
     cluster (rows of one start at distance 0); ``forbidden``: pairs that must stay apart."""
     b = len(rows)
     levels = compare_block(ev, rows, block_of)
+    shared_rarity = shared_coauthor_rarity(ev, rows)
     compared = levels["name"] >= 0
-    p = np.where(compared, pair_probabilities(ev, model, levels, rows[:, None]), 0.0)
+    p = np.where(compared, pair_probabilities(ev, model, levels, rows[:, None], shared_rarity), 0.0)
     np.fill_diagonal(p, 0.0)
     different_block = block_of[:, None] != block_of[None, :]
     # One identity/same-paper cluster may span blocks (an ORCID under two names): only its pairs
@@ -189,9 +206,10 @@ def link_block(ev: MentionEvidence, model: AuthorModel, rows: np.ndarray, block_
     np.fill_diagonal(distance, 0.0)
     labels = fcluster(linkage(distance[np.triu_indices(b, 1)], method="average"),
                       t=1.0 - MERGE_PROBABILITY, criterion="distance") - 1
-    rare_name_support = _rare_name_support(levels, model, ev.name_rarity[rows])
-    labels = _corroborated(labels, _agreeing(levels) | together | rare_name_support)
-    labels = _same_full_name_merges(labels, p, levels, incompatible | forbidden | different_block, ev.name_rarity[rows])
+    rarity = ev.name_rarity[rows]
+    telling = _telling_coauthors(levels, shared_rarity)
+    labels = _corroborated(labels, _agreeing(levels, telling) | together | _rare_name_support(levels, model, rarity, shared_rarity))
+    labels = _same_full_name_merges(labels, p, levels, incompatible | forbidden | different_block, rarity, telling)
     k = int(labels.max()) + 1
     sizes = np.bincount(labels, minlength=k).astype(np.float64)
     per_cluster = _cluster_sums(p, labels, k)  # rows x clusters

@@ -4,12 +4,14 @@ whole name keys."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import polars as pl
 
 from pipelines.core.resolution.author_components import identity_label_columns
 from pipelines.core.resolution.author_blocks import blocks as linkage_blocks, packed
-from pipelines.core.resolution.author_linkage import (FIT_MAX_PAIRS, AuthorModel, affiliation_key, canonical_name,
+from pipelines.core.resolution.author_linkage import (FIT_MAX_PAIRS, LONG_AUTHOR_LIST, AuthorModel, affiliation_key, canonical_name,
                                                       compare_pairs, fit_linkage, frequency_tables, mention_evidence,
                                                       people_per_name, per_value, random_pairs)
 from pipelines.core.resolution.author_mentions import Mentions, paper_names_of, prepare_mentions
@@ -24,6 +26,8 @@ def model_for(m: Mentions, mentions: pl.DataFrame, on_paper) -> AuthorModel:
     return fit_author_model(mentions, on_paper=on_paper)
 
 
+# Co-author frequencies are counted only from this many short co-author lists up (coauthor_frequencies).
+MIN_COAUTHOR_LISTS = 1000
 # The model is fitted on at most this many mentions (whole name keys, chosen by a hash of the key).
 FIT_MENTIONS = 60_000
 
@@ -65,7 +69,8 @@ def fit_on(m: Mentions, mentions: pl.DataFrame) -> AuthorModel:
                               else [None] * mentions.height, affiliation_key)
     titles = mentions["title"].cast(pl.String).to_list() if "title" in mentions.columns else [None] * mentions.height
     affiliation_counts, title_df = frequency_tables(affiliations, titles)
-    model = AuthorModel(None, max(mentions.height, 1), per_name, affiliation_counts, title_df)  # type: ignore[arg-type]
+    model = AuthorModel(None, max(mentions.height, 1), per_name, affiliation_counts, title_df,  # type: ignore[arg-type]
+                        coauthor_frequencies(m.coauthor_keys))
     ev = mention_evidence(m.names, m.coauthor_keys, m.titles, m.years, m.venue, m.affiliation, model)
     packs = list(packed(linkage_blocks(m.keys, ev.canonical, ev.year, m.ids)))
     # EM sees about FIT_MAX_PAIRS candidate pairs at most: beyond that every block keeps a fixed,
@@ -77,6 +82,20 @@ def fit_on(m: Mentions, mentions: pl.DataFrame) -> AuthorModel:
     a, b = random_pairs(len(m.ids))
     model.linkage = fit_linkage(((ev, packs),), compare_pairs(ev, a, b))
     return model
+
+
+def coauthor_frequencies(coauthor_keys: list[frozenset[str]]) -> dict[str, int]:
+    """Per co-author key, how many of the fitted mentions list it among short co-author lists (the
+    lists whose shared keys the co-author comparison counts one by one; a collaboration's are judged
+    by their overlap). Counted on the fitting sample: only the ratio of a key's count to the typical
+    count is used (``AuthorModel.coauthor_rarity``), and the sample holds whole name keys, so
+    every mention's co-authors are as they are in the corpus. Fewer than ``MIN_COAUTHOR_LISTS``
+    lists say little about how common a colleague is (a few profiles' pages: their owner is on
+    every list): then no counts, and no adjustment."""
+    lists = [keys for keys in coauthor_keys if 0 < len(keys) < LONG_AUTHOR_LIST]
+    if len(lists) < MIN_COAUTHOR_LISTS:
+        return {}
+    return dict(Counter(k for keys in lists for k in keys))
 
 
 def _name_links(mentions: pl.DataFrame) -> tuple[np.ndarray, list[str]]:

@@ -27,8 +27,9 @@ Names alone never merge two mentions. How it works:
    ``AuthorModel``. Average linkage per block merges clusters whose mean match probability
    reaches ``MERGE_PROBABILITY``; different ORCIDs, two entries of one byline and two profiles
    on one site are hard constraints; a merge must be backed by pairs that agree on more than the
-   name (a full name at most two people carry counts as evidence), and a long career under one
-   not-common full name is joined across eras.
+   name (a shared co-author counts unless only common keys are shared; a full name rarer than the
+   typical one counts with any evidence leaning its way), and a long career under one not-common
+   full name is joined across eras.
 4. **Clustering** applies identity, same-paper and linkage edges through a union-find that
    refuses a merge across those constraints or that would hold two incompatible full names
    (``Y. Zhang`` may join ``Yunquan Zhang`` or ``Yuchen Zhang``, never both).
