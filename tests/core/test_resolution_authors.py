@@ -560,16 +560,19 @@ def test_out_of_range_years_and_absurd_names_do_not_break_the_matcher():
 
 
 def _lab_corpus(people: int = 1200) -> list[dict]:
-    """``people`` people of distinct names, each with a colleague of their own; every other one also
-    writes with some ``Y. Zhang`` (Yan, Yu, Yang... Zhang: one co-author key, ``zhang y``, on half
-    of all author lists, as ``zhang y`` is on 1 % of the lists of a 100k-profile corpus). 1,200
-    lists: enough to count how common a colleague is (``author_fit.MIN_COAUTHOR_LISTS``)."""
+    """``people`` people of distinct names, each with a colleague of their own and five of forty
+    frequent co-author keys (``wang j``, ``chen m``...: 150 lists each); every other one also
+    writes with some ``Y. Zhang`` (Yan, Yu, Yang... Zhang: one key, ``zhang y``, on half of all
+    lists, as ``zhang y`` is the commonest key of a 100k-profile corpus). 1,200 lists: enough to
+    count how common a colleague is (``author_fit.MIN_COAUTHOR_LISTS``)."""
     syllables = "ka lo mi ne ru sa to vi da fe go hu".split()
     words = [(a + b + c).capitalize() for a in syllables for b in syllables for c in syllables]
+    common = [f"{given} {family}" for family in "Wang Chen Yang Huang Zhao Wu Zhou Xu".split()
+              for given in "Jun Min Qiang Lei Xin".split()]
     zhangs = ["Yan Zhang", "Yu Zhang", "Yang Zhang", "Yi Zhang", "Ying Zhang"]
     rows = []
     for k in range(people):
-        coauthors = [f"Pia {words[-1 - k]}"]
+        coauthors = [f"Pia {words[-1 - k]}"] + [common[(k + 8 * i) % len(common)] for i in range(5)]
         if k % 2 == 0:
             coauthors.append(zhangs[k % len(zhangs)])
         rows.append({"mention_id": f"bg{k:04d}", "name": f"{words[k % 40]} {words[40 + k // 40]}", "paper_id": f"bg{k}",
@@ -580,34 +583,58 @@ def _lab_corpus(people: int = 1200) -> list[dict]:
 def test_sharing_a_common_coauthor_key_says_less_than_sharing_a_rare_one():
     """Co-author agreement is term-frequency adjusted, as names and affiliations are: two mentions
     whose only shared co-author key is one that half the lists hold (``zhang y``) are less likely
-    one person than two sharing a co-author nobody else lists. Before, one shared co-author weighed
-    the same whoever it was."""
+    one person than two sharing a co-author nobody else lists, and that common key alone does not
+    corroborate — while a rare key still does when a common one is shared beside it. Before, one
+    shared co-author weighed the same whoever it was."""
     from pipelines.core.resolution.author_mentions import prepare_mentions
     from pipelines.core.resolution.authors import fit_author_model
     from pipelines.core.resolution.author_linkage import (compare_block, mention_evidence, pair_probabilities,
-                                                          shared_coauthor_rarity)
+                                                          shared_coauthors)
 
     rows = _lab_corpus() + [
         {"mention_id": "c1", "name": "Hao Liu", "paper_id": "c1", "coauthors": ["Yu Zhang"], "year": 2010},
         {"mention_id": "c2", "name": "Hao Liu", "paper_id": "c2", "coauthors": ["Yan Zhang"], "year": 2011},
         {"mention_id": "r1", "name": "Jun Liu", "paper_id": "r1", "coauthors": ["Krzysztof Jabłoński"], "year": 2010},
         {"mention_id": "r2", "name": "Jun Liu", "paper_id": "r2", "coauthors": ["Krzysztof Jabłoński"], "year": 2011},
+        {"mention_id": "m1", "name": "Li Liu", "paper_id": "m1", "coauthors": ["Krzysztof Jabłoński", "Yu Zhang"], "year": 2010},
+        {"mention_id": "m2", "name": "Li Liu", "paper_id": "m2", "coauthors": ["Krzysztof Jabłoński", "Yang Zhang"], "year": 2011},
+        # a frequent but not common key beside the commonest: still telling (it was summed away before)
+        {"mention_id": "w1", "name": "Bo Liu", "paper_id": "w1", "coauthors": ["Jun Wang", "Yu Zhang"], "year": 2010},
+        {"mention_id": "w2", "name": "Bo Liu", "paper_id": "w2", "coauthors": ["Jun Wang", "Yan Zhang"], "year": 2011},
     ]
     frame = mentions(rows)
     model = fit_author_model(frame)
     rarity = model.coauthor_rarity(["zhang y", "jabłonski k"])
-    assert rarity["zhang y"] < 0 < rarity["jabłonski k"]
+    assert rarity["zhang y"] < -1 and rarity["jabłonski k"] > 0  # half the lists vs. one person's colleague
     m = prepare_mentions(frame)
     ev = mention_evidence(m.names, m.coauthor_keys, m.titles, m.years, m.venue, m.affiliation, model)
     at = {x: i for i, x in enumerate(m.ids)}
 
-    def probability(a: str, b: str) -> float:
-        rows_ = np.array([at[a], at[b]])
-        levels = compare_block(ev, rows_)
-        assert levels["coauthors"][0, 1] == 3  # one shared co-author key, short lists: the same level
-        return float(pair_probabilities(ev, model, levels, rows_[:, None], shared_coauthor_rarity(ev, rows_))[0, 1])
+    def compared(a: str, b: str):
+        pair = np.array([at[a], at[b]])
+        levels = compare_block(ev, pair)
+        shared = shared_coauthors(ev, pair)
+        p = float(pair_probabilities(ev, model, levels, pair[:, None], shared.penalty)[0, 1])
+        return int(levels["coauthors"][0, 1]), p, int(shared.telling[0, 1])
 
-    assert probability("c1", "c2") < probability("r1", "r2")
+    common, rare, both, frequent = compared("c1", "c2"), compared("r1", "r2"), compared("m1", "m2"), compared("w1", "w2")
+    assert common[0] == rare[0] == 3  # one shared co-author key on short lists: the same level
+    assert common[1] < rare[1]
+    assert (common[2], rare[2], both[2], frequent[2]) == (0, 1, 1, 1)
+    assert model.coauthor_rarity(["wang j"])["wang j"] + rarity["zhang y"] < 0
+
+
+def test_a_common_coauthor_never_weighs_less_than_no_shared_coauthor():
+    """However common the shared keys, sharing them weighs at least what sharing none does."""
+    from pipelines.core.resolution.authors import fit_author_model
+    from pipelines.core.resolution.author_linkage import coauthor_adjustment
+
+    model = fit_author_model(mentions(_lab_corpus()))
+    none_shared = model.linkage.bayes_factors("coauthors")[0]
+    level = np.array([3, 4, 3])
+    adjusted = model.linkage.log2_bayes_factor("coauthors", level) + coauthor_adjustment(model, level, np.array([-50.0, -50.0, -0.5]))
+    assert adjusted[0] == adjusted[1] == none_shared
+    assert adjusted[2] == model.linkage.bayes_factors("coauthors")[3] - 0.5
 
 
 def test_homonyms_sharing_only_a_common_coauthor_key_stay_two_people():

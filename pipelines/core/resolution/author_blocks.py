@@ -27,10 +27,11 @@ from pipelines.core.resolution.author_linkage import (
     SAME_NAME_RARITY,
     AuthorModel,
     MentionEvidence,
+    SharedCoauthors,
     compare_block,
     coauthor_adjustment,
     pair_probabilities,
-    shared_coauthor_rarity,
+    shared_coauthors,
 )
 
 
@@ -100,14 +101,15 @@ class BlockResult:
     review: list[tuple[int, int, float, dict[str, int]]]  # (row a, row b, mean probability, best pair's levels)
 
 
-def _telling_coauthors(levels: dict[str, np.ndarray], shared_rarity: np.ndarray) -> np.ndarray:
-    """Pairs whose co-authors agree tellingly: most of a long list shared, or on short lists shared
-    co-author keys that are not, together, commoner than the key a typical pair shares
-    (``shared_rarity`` >= 0). Two Chinese homonyms both writing with some ``zhang y`` share a name
-    key that one list in a hundred holds: that corroborates nothing."""
+def _telling_coauthors(levels: dict[str, np.ndarray], shared: SharedCoauthors | None) -> np.ndarray:
+    """Pairs whose co-authors agree tellingly: most of a long list shared, or on short lists at
+    least one shared key that is not commoner than the reference key (every shared key, when the
+    model counts none). Two Chinese homonyms both writing with some ``zhang y`` share a key that
+    one list in a hundred holds: that corroborates nothing."""
     level = levels["coauthors"]
-    short = (level == 3) | (level == 4)
-    return (level == 2) | (short & (shared_rarity >= 0.0))
+    if shared is None:
+        return level >= 2
+    return (level == 2) | (((level == 3) | (level == 4)) & (shared.telling > 0))
 
 
 def _agreeing(levels: dict[str, np.ndarray], telling_coauthors: np.ndarray) -> np.ndarray:
@@ -123,7 +125,7 @@ def _agreeing(levels: dict[str, np.ndarray], telling_coauthors: np.ndarray) -> n
 
 
 def _rare_name_support(levels: dict[str, np.ndarray], model: AuthorModel, rarity: np.ndarray,
-                       shared_rarity: np.ndarray) -> np.ndarray:
+                       shared: SharedCoauthors | None) -> np.ndarray:
     """Pairs with one identical full name at most as common as a typical name (its rarity, the
     term-frequency adjustment in people, at least ``RARE_NAME_RARITY``) whose other evidence,
     taken together, leans towards one person (the sum of the other comparisons' weights is
@@ -133,7 +135,8 @@ def _rare_name_support(levels: dict[str, np.ndarray], model: AuthorModel, rarity
     support = (levels["name"] == 0) & (rarity[:, None] >= RARE_NAME_RARITY)
     a, b = np.nonzero(support)  # weigh only the pairs of such a name, not the whole block
     other = sum(model.linkage.log2_bayes_factor(c.name, levels[c.name][a, b]) for c in COMPARISONS[1:])
-    other = other + coauthor_adjustment(model, levels["coauthors"][a, b], shared_rarity[a, b])
+    if shared is not None:
+        other = other + coauthor_adjustment(model, levels["coauthors"][a, b], shared.penalty[a, b])
     support[a, b] = np.asarray(other) > 0.0
     return support
 
@@ -191,9 +194,10 @@ def link_block(ev: MentionEvidence, model: AuthorModel, rows: np.ndarray, block_
     cluster (rows of one start at distance 0); ``forbidden``: pairs that must stay apart."""
     b = len(rows)
     levels = compare_block(ev, rows, block_of)
-    shared_rarity = shared_coauthor_rarity(ev, rows)
+    shared = shared_coauthors(ev, rows)
     compared = levels["name"] >= 0
-    p = np.where(compared, pair_probabilities(ev, model, levels, rows[:, None], shared_rarity), 0.0)
+    p = np.where(compared, pair_probabilities(ev, model, levels, rows[:, None],
+                                                     None if shared is None else shared.penalty), 0.0)
     np.fill_diagonal(p, 0.0)
     different_block = block_of[:, None] != block_of[None, :]
     # One identity/same-paper cluster may span blocks (an ORCID under two names): only its pairs
@@ -207,8 +211,8 @@ def link_block(ev: MentionEvidence, model: AuthorModel, rows: np.ndarray, block_
     labels = fcluster(linkage(distance[np.triu_indices(b, 1)], method="average"),
                       t=1.0 - MERGE_PROBABILITY, criterion="distance") - 1
     rarity = ev.name_rarity[rows]
-    telling = _telling_coauthors(levels, shared_rarity)
-    labels = _corroborated(labels, _agreeing(levels, telling) | together | _rare_name_support(levels, model, rarity, shared_rarity))
+    telling = _telling_coauthors(levels, shared)
+    labels = _corroborated(labels, _agreeing(levels, telling) | together | _rare_name_support(levels, model, rarity, shared))
     labels = _same_full_name_merges(labels, p, levels, incompatible | forbidden | different_block, rarity, telling)
     k = int(labels.max()) + 1
     sizes = np.bincount(labels, minlength=k).astype(np.float64)

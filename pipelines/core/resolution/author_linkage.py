@@ -16,7 +16,7 @@ name           identical full name · identical initials (two or more) · identi
                ``Wei Wang``
 coauthors      none shared · shared on long author lists (a collaboration), few · most · one
                shared on short lists · two or more shared on short lists; on short lists, keys
-               commoner than a typical shared key weigh less (``zhang y`` is on 1 % of all lists)
+               commoner than the reference key weigh less (``zhang y`` is on 1 % of all lists)
 title          topical similarity of the titles (TF-IDF cosine): unrelated · weak · related · close
 affiliation    different · similar words (IDF-weighted) · the same (term-frequency adjusted)
 venue          different · the same
@@ -186,16 +186,19 @@ class AuthorModel:
     def coauthor_rarity(self, keys: list[str]) -> dict[str, float]:
         """Per co-author key (surname + first initial), the term-frequency adjustment of sharing
         it: log2 of how much rarer it is than the key a typical pair sharing one co-author shares
-        (the pair-weighted mean count, sum c^3 / sum c^2, as for names). Sharing ``zhang y`` — on
-        1 % of all author lists — says far less than sharing ``jablonski k``; a key the fitted
-        mentions never showed counts once. All zero without counts (a model stored before them)."""
+        (the pair-weighted mean count, sum c^3 / sum c^2, as for names: it sits among the commonest
+        keys, so only those lose). Sharing ``zhang y`` — on 1 % of all author lists at 100k
+        profiles — says less than sharing ``jablonski k``; a key the fitted mentions never showed
+        counts once. All zero without counts (too few lists, or a model stored before them).
+        Splink's reference, the count of a random listed co-author's key (sum c^2 / sum c), marks
+        many more keys common: measured, it cost INSPIRE recall (docs/resolution.md)."""
         if not self.coauthor_counts:
             return {k: 0.0 for k in keys}
         if self._typical_coauthor is None:
             counts = np.fromiter(self.coauthor_counts.values(), dtype=np.float64)
             self._typical_coauthor = float((counts ** 3).sum() / (counts ** 2).sum())
-        typical = self._typical_coauthor
-        return {k: float(np.log2(typical / max(self.coauthor_counts.get(k, 1), 1))) for k in keys}
+        reference = self._typical_coauthor
+        return {k: float(np.log2(reference / max(self.coauthor_counts.get(k, 1), 1))) for k in keys}
 
     def affiliation_word_df(self) -> dict[str, int]:
         """Per affiliation word, how many mentions' affiliations hold it (derived from
@@ -224,7 +227,10 @@ class MentionEvidence:
     initials: np.ndarray
     name_rarity: np.ndarray  # log2 term-frequency adjustment of an identical name
     coauthors: sp.csr_matrix  # binary, co-author keys
-    coauthor_rarity: sp.csr_matrix  # the same cells, each key's term-frequency adjustment (AuthorModel.coauthor_rarity)
+    # The same cells as ``coauthors``: each key's adjustment when it is commoner than the reference
+    # (min(rarity, 0)) and whether it is not (1/0); None when the model counts no co-authors.
+    coauthor_penalty: sp.csr_matrix | None
+    coauthor_telling: sp.csr_matrix | None
     coauthor_count: np.ndarray
     titles: sp.csr_matrix  # TF-IDF, rows L2-normalised
     title_words: np.ndarray
@@ -273,6 +279,7 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
     n = len(names)
     forms = per_value(names, canonical_name)
     coauthor_rows = [sorted(k) for k in coauthor_keys]
+    rarity = model.coauthor_rarity(sorted({k for ks in coauthor_keys for k in ks})) if model.coauthor_counts else None
     canonical = [f[0] for f in forms]
     total = max(model.mentions, 1)
     tokens = per_value(titles, title_tokens)
@@ -291,7 +298,8 @@ def mention_evidence(names: list[str], coauthor_keys: list[frozenset[str]], titl
         initials=np.array([min(f[2], 127) for f in forms], dtype=np.int8),  # levels ask 1, >= 2: a garbage name's 130 is 127
         name_rarity=model.name_rarity(canonical),
         coauthors=_bag(coauthor_rows),
-        coauthor_rarity=_bag(coauthor_rows, model.coauthor_rarity(sorted({k for ks in coauthor_keys for k in ks})), 0.0),
+        coauthor_penalty=None if rarity is None else _bag(coauthor_rows, {k: min(r, 0.0) for k, r in rarity.items()}, 0.0),
+        coauthor_telling=None if rarity is None else _bag(coauthor_rows, {k: float(r >= 0.0) for k, r in rarity.items()}, 0.0),
         coauthor_count=np.array([len(k) for k in coauthor_keys], dtype=np.int32),
         titles=_l2_rows(_bag(tokens, title_idf, _idf_of(0, total))),
         title_words=np.array([len(t) for t in tokens], dtype=np.int64),
@@ -466,7 +474,7 @@ def _readings(name: str) -> list[_Reading] | None:
 
 def compare_block(ev: MentionEvidence, rows: np.ndarray, block_of: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Levels of every pair of ``rows`` as square matrices (rows that belong to different
-    ``block_of`` values are not compared). See :func:`shared_coauthor_rarity` for the
+    ``block_of`` values are not compared). See :func:`shared_coauthors` for the
     co-author term frequencies of the same pairs."""
     compat = _compatibility_table(ev, rows, block_of)
     c = ev.coauthors[rows]
@@ -476,10 +484,21 @@ def compare_block(ev: MentionEvidence, rows: np.ndarray, block_of: np.ndarray | 
     return _levels(ev, rows[:, None], rows[None, :], compat, shared, (t @ t.T).toarray(), (a @ a.T).toarray())
 
 
-def shared_coauthor_rarity(ev: MentionEvidence, rows: np.ndarray) -> np.ndarray:
-    """Per pair of ``rows`` (square), the summed term-frequency adjustments of the co-author keys
-    the two share (:meth:`AuthorModel.coauthor_rarity`)."""
-    return (ev.coauthor_rarity[rows] @ ev.coauthors[rows].T).toarray()
+class SharedCoauthors(NamedTuple):
+    """Per pair of a block's rows (square): the summed adjustments of the common co-author keys the
+    two share (0 or below) and how many of the keys they share are not common."""
+
+    penalty: np.ndarray
+    telling: np.ndarray
+
+
+def shared_coauthors(ev: MentionEvidence, rows: np.ndarray) -> SharedCoauthors | None:
+    """:class:`SharedCoauthors` of every pair of ``rows``; None when the model counts no co-authors
+    (every shared key then weighs as its level says and tells)."""
+    if ev.coauthor_penalty is None or ev.coauthor_telling is None:
+        return None
+    c = ev.coauthors[rows].T
+    return SharedCoauthors((ev.coauthor_penalty[rows] @ c).toarray(), (ev.coauthor_telling[rows] @ c).toarray())
 
 
 def _row_dot(matrix: sp.csr_matrix, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -493,34 +512,33 @@ def compare_pairs(ev: MentionEvidence, a: np.ndarray, b: np.ndarray) -> dict[str
                    _row_dot(ev.affiliation_words, a, b))
 
 
-def coauthor_adjustment(model: AuthorModel, level: np.ndarray, shared_rarity: np.ndarray) -> np.ndarray:
+def coauthor_adjustment(model: AuthorModel, level: np.ndarray, penalty: np.ndarray) -> np.ndarray:
     """The term-frequency adjustment of the co-author comparison, on short author lists (one or
-    two or more shared): shared keys that are, together, commoner than the typical shared key
-    (``shared_rarity`` < 0) weigh that much less, down to the lowest weight of any level
-    (``BAYES_FACTOR_BITS``). Rarer keys gain nothing: ``u`` comes from random pairs of the whole
-    input, and within a name block (one family name, mostly one culture and field) a rare key is
-    shared more often than its corpus-wide frequency says (measured: the gain lowered precision on
-    INSPIRE and PatentsView and changed nothing on the generator's corpus). Long lists (a
+    two or more shared): the shared keys commoner than the reference key weigh that much less
+    (``penalty``, from :func:`shared_coauthors`), never below sharing nothing. Rarer keys gain
+    nothing: ``u`` comes from random pairs of the whole input, and within a name block (one family
+    name, mostly one culture and field) a rare key is shared more often than its corpus-wide
+    frequency says (measured: the gain lowered precision on INSPIRE and PatentsView). Long lists (a
     collaboration's) are judged by the share they have in common; nothing is adjusted there."""
     short = (level == 3) | (level == 4)
     if not short.any():
         return np.zeros(level.shape)
     base = model.linkage.log2_bayes_factor("coauthors", level)
-    low, _ = BAYES_FACTOR_BITS
-    return np.where(short, np.maximum(base + np.minimum(shared_rarity, 0.0), low) - base, 0.0)
+    floor = np.minimum(base, model.linkage.bayes_factors("coauthors")[0])
+    return np.where(short, np.maximum(base + penalty, floor) - base, 0.0)
 
 
 def pair_weights(ev: MentionEvidence, model: AuthorModel, levels: dict[str, np.ndarray], a: np.ndarray,
-                 shared_rarity: np.ndarray | None = None) -> np.ndarray:
+                 coauthor_penalty: np.ndarray | None = None) -> np.ndarray:
     """Match weights (log2 odds) of compared pairs, with the term-frequency adjustments of an
     identical name (:meth:`AuthorModel.name_rarity`), of the shared co-authors
-    (``shared_rarity``, :func:`shared_coauthor_rarity`; none when not given) and of the same
+    (``coauthor_penalty``, :func:`shared_coauthors`; none when not given) and of the same
     affiliation (its share of all mentions against the level's ``u``); ``a``: the first mention
     of each pair."""
     lm = model.linkage
     weight = lm.match_weight(levels)  # a level below 0 (missing, not compared) weighs nothing
-    if shared_rarity is not None:
-        weight = weight + coauthor_adjustment(model, levels["coauthors"], shared_rarity)
+    if coauthor_penalty is not None:
+        weight = weight + coauthor_adjustment(model, levels["coauthors"], coauthor_penalty)
     floor = 1.0 / max(model.mentions, 1)
     identical = (levels["name"] >= 0) & (levels["name"] <= 2)
     if identical.any():
@@ -534,10 +552,10 @@ def pair_weights(ev: MentionEvidence, model: AuthorModel, levels: dict[str, np.n
 
 
 def pair_probabilities(ev: MentionEvidence, model: AuthorModel, levels: dict[str, np.ndarray], a: np.ndarray,
-                       shared_rarity: np.ndarray | None = None) -> np.ndarray:
+                       coauthor_penalty: np.ndarray | None = None) -> np.ndarray:
     """Match probability of each compared pair; a pair known by nothing but its names (every
     other comparison missing) is capped at ``NAME_ONLY_CAP``: a name alone never merges."""
-    p = probability(pair_weights(ev, model, levels, a, shared_rarity))
+    p = probability(pair_weights(ev, model, levels, a, coauthor_penalty))
     known = np.zeros(levels["name"].shape, dtype=bool)
     for c in COMPARISONS[1:]:
         known |= levels[c.name] >= 0
