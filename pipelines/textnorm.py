@@ -41,7 +41,9 @@ _URL_RE = re.compile(r"https?://[^\s<>\"')\]{}]+")
 
 
 def fold_unicode(text: str) -> str:
-    """NFKC-normalise, then strip combining marks (Schrödinger -> Schrodinger, ﬁ -> fi)."""
+    """NFKC-normalise, then strip combining marks (Schrödinger -> Schrodinger, ﬁ -> fi) and the
+    invisible format characters (soft hyphen, zero-width space and joiners, bidi marks: category
+    Cf), which would otherwise split a word in two (``Trans\u00adformer``)."""
     if text.isascii():  # nothing to normalise or strip; most names and titles take this path
         return text
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
@@ -56,7 +58,7 @@ _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
 
 def _without_marks(run: re.Match) -> str:
-    return "".join(ch for ch in run.group(0) if not unicodedata.combining(ch))
+    return "".join(ch for ch in run.group(0) if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
 
 
 def strip_latex(text: str) -> str:
@@ -134,6 +136,36 @@ def match_key(text: str | None) -> str:
     # normalize_text's spacing repairs and whitespace collapsing only touch characters that
     # become a separator here anyway, so the key skips them (same key, half the work).
     return _alnum_words(fold_unicode(strip_latex(unicodedata.normalize("NFKC", text))).lower())
+
+
+# Runs of letters and digits in any script (``[^\W_]``: \w without the underscore).
+_UNICODE_WORD = re.compile(r"[^\W_]+")
+
+
+def identity_key(text: str | None) -> str:
+    """``match_key`` that keeps letters and digits outside ASCII: ``match_key`` drops every
+    character it cannot fold to ASCII, so two Chinese titles both key to ``""`` and ``Ω-theory``
+    keys like ``Φ-theory``. Equal to ``match_key`` when every letter and digit folds to ASCII (not
+    for ``Gauß``, ``β-VAE``). A text with no letter or digit at all (``???``) is its own key,
+    whitespace collapsed. See ``title_key`` for the key titles are stored under."""
+    if not text:
+        return ""
+    if text.isascii() and "\\" not in text and "$" not in text:
+        key = _alnum_words(text.lower())
+    else:
+        folded = fold_unicode(strip_latex(unicodedata.normalize("NFKC", text))).lower()
+        key = _alnum_words(folded) if folded.isascii() else " ".join(_UNICODE_WORD.findall(folded))
+    return key or " ".join(text.split())
+
+
+def title_key(text: str | None) -> str:
+    """The key of *which* title this is, on a profile (``listing_key``, the in-page dedupe):
+    ``match_key``, and ``identity_key`` where ``match_key`` is empty (a title in Chinese, Cyrillic,
+    Greek, or of symbols only). Keys stored before stay the same for every title that has a Latin
+    letter or a digit; the titles that had none all keyed to ``""`` and collided. Two titles
+    that differ only outside ASCII (``Ω-theory``, ``Φ-theory``) still share a key: the page's
+    dedupe then rejects the second as a repeat, visibly, rather than one key hiding the other."""
+    return match_key(text) or identity_key(text)
 
 
 def find_urls(text: str | None) -> list[str]:

@@ -21,7 +21,7 @@ _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 
 def reference_fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
 
 
 def reference_match_key(text: str | None) -> str:
@@ -72,3 +72,26 @@ def test_match_key_matches_its_definition_on_any_text(text):
 def test_match_key_matches_its_definition_on_latex_soup(parts):
     text = "".join(parts)
     assert match_key(text) == reference_match_key(text)
+
+
+def test_invisible_format_characters_do_not_split_words():
+    """A soft hyphen or zero-width space inside a word (copied from a PDF or a web page) had made
+    ``Trans\\u00adformer`` key as ``trans former``: an exact-title lookup then missed."""
+    assert match_key("Trans\u00adformer Net\u200bworks") == "transformer networks"
+    assert match_key("\u200eAttention\u200f is all\ufeff you need") == "attention is all you need"
+    assert fold_unicode("Schr\u00f6\u00ad\u200bdinger") == "Schrodinger"
+
+
+def test_identity_key_keeps_other_scripts_and_title_key_keeps_stored_keys():
+    from pipelines.textnorm import identity_key, title_key
+
+    for latin in ("Attention Is All You Need", "Schrödinger's $\\textbf{C}$at: a Café study", "Don’t Stop — 2024!",
+                  "Gauß and the β-VAE", "$\\alpha$-Net"):
+        assert title_key(latin) == match_key(latin)  # keys stored before stay the same
+    assert identity_key("Gauß and the β-VAE") == "gauß and the β vae" != match_key("Gauß and the β-VAE")
+    assert title_key("基于深度学习的图像分割") == "基于深度学习的图像分割" and title_key("???") == "???"
+    assert identity_key("基于深度学习的图像分割") == "基于深度学习的图像分割" and match_key("基于深度学习的图像分割") == ""
+    assert identity_key("Ω-theory of learning") != identity_key("Φ-theory of learning")
+    assert identity_key("$\\Omega$-Theory of Learning") == identity_key("Ω-theory of learning") == "ω theory of learning"
+    assert identity_key("Обучение  нейронных сетей") == "обучение неиронных сетеи"  # marks folded, as in match_key
+    assert identity_key("???") == "???" and identity_key("") == "" and identity_key(None) == ""

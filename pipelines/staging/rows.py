@@ -16,7 +16,7 @@ import polars as pl
 from pipelines.ingest.sources.base import Capture
 from pipelines.staging import parsing
 from pipelines.staging.parsing.capture import profile_id_from_url
-from pipelines.textnorm import match_key
+from pipelines.textnorm import title_key
 from pipelines.warehouse import contract
 
 # The frames' schemas are the tables' (sql/schema), through pipelines/warehouse/contract.py.
@@ -48,14 +48,14 @@ def _issue_id(day, fetch, position, field, reason, raw_value) -> str:
 def _content_type(declared: str | None, text: str | None) -> tuple[str | None, dict | None]:
     """The capture's effective content type, and an issue when the declared one (file extension,
     Content-Type header) is contradicted by the content."""
+    mime = (declared or "").split(";", 1)[0].strip().lower()  # the charset, if any, was used to decode
     if text is None:
-        return declared, None
+        return mime or None, None
     effective = parsing.sniff_content_type(text, declared)
-    mime = (declared or "").split(";", 1)[0].strip().lower()
     mime = "text/html" if mime == "application/xhtml+xml" else mime
     if mime in ("text/html", "text/plain") and mime != effective:
         return effective, {"reason": "content_type_mismatch", "field": "content_type", "action": "repaired",
-                           "raw_value": declared,
+                           "raw_value": (declared or "").split(";", 1)[0].strip(),
                            "detail": f"declared {mime} (file extension or Content-Type) but the content is {effective}: "
                                      f"parsed as {effective}"}
     return effective, None
@@ -63,7 +63,7 @@ def _content_type(declared: str | None, text: str | None) -> tuple[str | None, d
 
 def listing_key(source: str, source_profile_id: str, title: str, year: int | None) -> str:
     """Identity of 'this paper on this profile' that survives from night to night."""
-    return short_hash(source, source_profile_id, match_key(title), year)
+    return short_hash(source, source_profile_id, title_key(title), year)
 
 
 def raw_rows(captures: Iterable[Capture], partition_date: date, loaded_at: datetime | None = None) -> pl.DataFrame:
@@ -138,11 +138,22 @@ def stage_captures(raw: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.Da
     return _frames(pages)
 
 
+def _decoding_hint(content_type: str | None, encoding: str | None) -> str | None:
+    """The stored content type, with the charset raw decoded the body with when that was a declared
+    one (a Content-Type header's ``charset=``, which raw does not keep): the original bytes are
+    parsed again here and must decode the same way. UTF-8/16/32 need no hint; cp1252 is the
+    guess raw makes when nothing is declared, and staging makes it again, with its issue."""
+    if not content_type or not encoding or encoding.startswith("utf") or encoding == "cp1252":
+        return content_type
+    return f"{content_type}; charset={encoding}"
+
+
 def _stage_page(row: dict, base: dict) -> tuple[list, list, list, list]:
     """The staging rows of one parsed fetch: ([profile], listings, rejects, issues)."""
     capture_id, partition_date = base["capture_id"], base["partition_date"]
     body = row["body_bytes"] if row.get("body_bytes") is not None else (row["body"] or "").encode("utf-8")
-    result = parsing.parse_capture(body, url=row["url"], captured_at=row["captured_at"], content_type=row["content_type"])
+    result = parsing.parse_capture(body, url=row["url"], captured_at=row["captured_at"],
+                                   content_type=_decoding_hint(row["content_type"], row.get("encoding")))
     rejects = [{**base, "source": result.source, "stage": "parse", **rej} for rej in result.rejects]
     issues = [{**base, "source": result.source, "stage": "parse", **issue} for issue in result.issues]
     if result.profile is None:

@@ -15,6 +15,7 @@ from pipelines.ingest.sources.arxiv import (
     ArxivApiError,
     ArxivClient,
     ArxivRateLimited,
+    ArxivUnavailable,
     arxiv_records_frame,
     parse_arxiv_id,
     parse_feed,
@@ -248,3 +249,57 @@ def test_records_frame_types():
     assert row["published"] == datetime(2024, 1, 1, 9, 30, tzinfo=timezone.utc)
     empty = arxiv_records_frame([])
     assert empty.height == 0 and empty.schema == pl.Schema(ARXIV_SCHEMA)
+
+
+def _empty_page_claiming(total: int) -> str:
+    """arXiv's sporadic glitch: a feed without entries whose totalResults says it has some."""
+    return re.sub(r"(<opensearch:totalResults[^>]*>)\d+", rf"\g<1>{total}", FEED_HEAD) + "</feed>\n"
+
+
+TITLE = "MoE-DisCo: Low-Cost Training of Mixture-of-Experts Models via Disentangled Compression"
+
+
+def test_an_empty_search_page_that_claims_results_is_retried_not_taken_for_not_found(server, clock, cache):
+    server.route("/api/query", Reply(200, (FIXTURES / "title_search.xml").read_text(), content_type=ATOM))
+    server.fault("/api/query", Reply(200, _empty_page_claiming(2), content_type=ATOM))
+    client = make_client(server, clock, cache, rate_exceeded_backoff_s=5.0)
+    hit = client.search_title(TITLE)
+    assert hit is not None and hit.arxiv_id == "2401.00001"
+    assert server.hits("/api/query") == 2 and max(clock.sleeps) >= 5.0
+
+
+def test_an_empty_search_page_forever_is_unavailable_and_never_cached(server, clock, cache):
+    server.route("/api/query", Reply(200, _empty_page_claiming(2), content_type=ATOM))
+    client = make_client(server, clock, cache, rate_exceeded_retries=1, rate_exceeded_backoff_s=1.0)
+    with pytest.raises(ArxivUnavailable, match="empty page"):
+        client.search_title(TITLE)
+    assert server.hits("/api/query") == 2
+    # Nothing was cached: once arXiv answers again, the paper is found.
+    server.route("/api/query", Reply(200, (FIXTURES / "title_search.xml").read_text(), content_type=ATOM))
+    assert make_client(server, clock, cache).search_title(TITLE).arxiv_id == "2401.00001"
+
+
+def test_an_empty_search_page_cached_by_an_older_release_is_asked_again(server, clock, cache):
+    server.route("/api/query", Reply(200, (FIXTURES / "title_search.xml").read_text(), content_type=ATOM))
+    client = make_client(server, clock, cache)
+    client.search_title(TITLE)  # the request as the client makes it, cached with the right answer
+    (key, url) = cache._conn.execute("SELECT cache_key, url FROM api_responses").fetchone()
+    cache.put_api_response(key, url, 200, _empty_page_claiming(2).encode(), clock.now())
+    assert client.search_title(TITLE).arxiv_id == "2401.00001"
+    assert server.hits("/api/query") == 2
+
+
+def test_an_id_batch_of_unknown_ids_answered_empty_is_missing_not_an_outage(server, clock):
+    """For ``id_list`` arXiv may count the ids asked in ``totalResults`` and return no entry for
+    unknown ones: that is the answer ("missing"), not the glitch."""
+    server.route("/api/query", Reply(200, _empty_page_claiming(2), content_type=ATOM))
+    client = make_client(server, clock, rate_exceeded_backoff_s=5.0)
+    records = client.fetch_by_ids(["2402.99998", "2402.99999"])
+    assert list(records) == [] and records.missing_ids == ["2402.99998", "2402.99999"]
+    assert server.hits("/api/query") == 1
+
+
+def test_a_search_with_no_hits_is_an_answer():
+    feed = parse_feed((FIXTURES / "empty.xml").read_bytes())
+    assert feed.entries == 0 and not feed.unexpectedly_empty({"search_query": "ti:x", "start": 0})  # totalResults 0
+    assert not parse_feed(BATCH.encode()).unexpectedly_empty({"search_query": "ti:x", "start": 0})

@@ -235,3 +235,32 @@ def test_mailto_is_required(server, clock):
 def test_empty_frames_are_typed():
     assert openalex_works_frame([]).schema == pl.Schema(WORKS_SCHEMA)
     assert openalex_authors_frame([]).schema == pl.Schema(AUTHORS_SCHEMA)
+
+
+def test_oddly_shaped_records_parse_as_absent_parts_not_errors():
+    """A record OpenAlex serves with a null among its authorships, an author that is a string, a
+    number where text belongs or an infinite count: read as absent, never raised on (one such
+    answer had failed the whole enrichment step, and stayed cached). Counts too large for their
+    column still reach ``answers``' checks (``implausible_value``, the API fault zoo)."""
+    work = parse_work({
+        "id": "https://openalex.org/W1", "doi": 10.1234, "title": ["not", "text"], "display_name": 7,
+        "authorships": [None, "x", {"author": "Jane Roe", "raw_author_name": "Jane Roe", "institutions": [None, {"display_name": 5}]},
+                        {"author": {"id": 12, "display_name": "Ann Lee", "orcid": ["0000-0002-9344-7439"]}}],
+        "counts_by_year": [None, {"year": "2024", "cited_by_count": 1e400}, {"year": "x", "cited_by_count": 3}],
+        "ids": {"arxiv": 2401.00001}, "locations": [None, {"landing_page_url": 3}], "primary_location": "x",
+        "abstract_inverted_index": {"word": None, "other": [0, "x"]}, "publication_year": "soon", "cited_by_count": 1e400,
+    })
+    assert work.openalex_id == "W1" and work.doi is None and work.title == "7" and work.arxiv_id is None
+    assert [(a.position, a.display_name, a.raw_author_name, a.institutions) for a in work.authorships] == [
+        (1, None, "Jane Roe", ()), (2, "Ann Lee", None, ())]
+    assert work.authorships[1].openalex_author_id is None and work.authorships[1].orcid is None
+    assert work.counts_by_year == ((2024, 0),) and work.publication_year is None and work.cited_by_count is None
+    assert work.abstract == "other"
+    assert openalex_works_frame([work]).height == 1  # and it fits the frame's columns
+
+    author = parse_author({"id": "https://openalex.org/A1", "display_name": {"x": 1}, "summary_stats": [1],
+                           "display_name_alternatives": "Ann Lee", "ids": "x", "counts_by_year": "x",
+                           "works_count": "many", "cited_by_count": float("nan")})
+    assert (author.openalex_id, author.display_name, author.display_name_alternatives, author.h_index,
+            author.works_count, author.cited_by_count, author.counts_by_year) == ("A1", None, (), None, None, None, ())
+    assert openalex_authors_frame([author]).height == 1

@@ -574,3 +574,26 @@ def test_a_rerun_and_the_next_night_leave_the_same_trace_per_fetch(tmp_path):
         for table, key in (("staging.rejects", "reject_id"), ("staging.quality_issues", "issue_id"),
                            ("raw.page_captures", "fetch_id")):
             assert warehouse.scalar(con, f"SELECT count(*) - count(DISTINCT {key}) FROM {table}") == 0, table
+
+
+def test_a_charset_declared_only_in_the_http_header_decodes_the_page_through_staging():
+    """A live page served as ``text/html; charset=Shift_JIS`` with no ``<meta charset>``: the crawler
+    had kept only ``text/html``, so raw and staging guessed cp1252 (mojibake and a false
+    ``encoding_guessed``)."""
+    from pipelines.ingest.sources.base import Capture
+    from pipelines.ingest.sources.crawler import _mime
+    from pipelines.staging import build as landing
+
+    assert _mime("text/html; charset=Shift_JIS") == "text/html; charset=shift_jis"
+    assert _mime("application/xhtml+xml;charset=\"windows-1251\"") == "text/html; charset=windows-1251"
+    assert _mime("text/plain") == "text/plain" and _mime("application/pdf; charset=utf-8") is None
+
+    text = scholarfeed("山田 太郎", ("DC-CCL: Device-Cloud", "分散学習 DC-CCL: Device-Cloud"))
+    html = "<html><body>" + "".join(f"<div>{line}</div>" for line in text.splitlines() if line.strip()) + "</body></html>"
+    capture = Capture(url="https://www.scholarfeed.org/author/77", captured_at=datetime(2026, 11, 21, tzinfo=timezone.utc),
+                      body=html.encode("shift_jis"), content_type=_mime("text/html; charset=Shift_JIS"), origin="http")
+    raw = landing.raw_rows([capture], DAY)
+    assert raw["encoding"].to_list() == ["shift_jis"] and raw["content_type"].to_list() == ["text/html"]
+    profiles, listings, rejects, issues = landing.stage_captures(raw)
+    assert rejects.height == 0 and profiles["name"].to_list() == ["山田 太郎"]
+    assert listings["title"][0].startswith("分散学習 DC-CCL") and "encoding_guessed" not in issues["reason"].to_list()

@@ -4,6 +4,7 @@ every reject reason, and HTML captures that must give the same rows as the text 
 from __future__ import annotations
 
 import json
+import re
 import random
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -910,3 +911,92 @@ Follow researcher0
 
 Published work
 """
+
+
+@pytest.mark.parametrize("fixture, sample, canonical, profile_id", HTML_PAIRS)
+@pytest.mark.parametrize("variant", ["no </head>", "no <head> tags", "no </head> and no <body>"])
+def test_html_without_the_optional_head_end_tag_gives_the_same_rows(fixture, sample, canonical, profile_id, variant):
+    """``</head>`` (and ``<head>`` itself) are optional in HTML and dropped by minifiers: the body
+    still starts at ``<body>``, as in a browser (the whole page had been hidden as head)."""
+    html = (HTML_FIXTURES / fixture).read_text(encoding="utf-8")
+    if variant == "no </head>":
+        html = html.replace("</head>", "")
+    elif variant == "no <head> tags":
+        html = html.replace("<head>", "").replace("</head>", "")
+    else:  # the body's content right after the head: no </head>, no <body>
+        html = re.sub(r"<body[^>]*>", "", html.replace("</head>", ""), count=1)
+        assert "<body" not in html
+    result = parse_capture(html.encode("utf-8"), url=None, captured_at=CAPTURED)
+    expected = parse_capture((HTML_FIXTURES / fixture).read_bytes(), url=None, captured_at=CAPTURED)
+    assert result.rejects == [] and result.profile == expected.profile and result.listings == expected.listings
+
+
+def test_head_left_open_ends_at_the_first_body_tag_or_text():
+    assert html_to_text("<html><head><title>T</title><meta charset=utf-8><div>Hello</div></html>") == "Hello"
+    assert html_to_text("<head><title>T</title><style>p{}</style>Plain words<p>More</p>") == "Plain words\nMore"
+    assert html_to_text("<head><title>T</title></head><body><p>Body</p></body>") == "Body"
+
+
+def test_titles_in_other_scripts_are_distinct_items_not_duplicates():
+    """Two Chinese (or Greek, Cyrillic) titles in one year: the dedupe key kept only [0-9a-z], so both
+    keyed to '' and the second was rejected as a repeat of the first (and their listing keys met)."""
+    from pipelines.staging.rows import listing_key
+
+    titles = ["基于深度学习的图像分割", "大规模并行训练系统", "Θεωρία μάθησης", "Обучение нейронных сетей", "∑∞?"]
+    head = "Jane Roe\n\nLG\nh-index3\n5papers\n12citations\n\n5 Papers\n\n"
+    items = "".join(f"LGMar {i + 1}, 2024\n{title}\n\nJane Roe, Li Wei\n\nAn abstract of this paper number {i}.\n\n"
+                    for i, title in enumerate(titles))
+    result = parse_text(head + items, url="https://www.scholarfeed.org/author/123")
+    assert reasons(result) == []
+    assert [item["title"] for item in result.listings] == titles
+    keys = {listing_key("scholarfeed", "123", item["title"], item["year"]) for item in result.listings}
+    assert len(keys) == len(titles)
+    # A repeat is still a repeat, in any script.
+    repeated = parse_text(head.replace("5", "6") + items + f"LGMar 9, 2024\n{titles[0]}\n\nJane Roe\n\nAgain.\n\n",
+                          url="https://www.scholarfeed.org/author/123")
+    assert reasons(repeated) == ["duplicate_item"] and len(repeated.listings) == len(titles)
+    # Titles that differ only outside ASCII but share Latin words keep their (stored) match key:
+    # the second is a visible duplicate_item, never hidden under the first's key.
+    greek = parse_text(head.replace("5", "2") + "LGMar 1, 2024\nΩ-theory of learning\n\nJane Roe\n\nOne.\n\n"
+                       "LGMar 2, 2024\nΦ-theory of learning\n\nJane Roe\n\nTwo.\n\n", url="https://www.scholarfeed.org/author/123")
+    assert reasons(greek) == ["duplicate_item"] and len(greek.listings) == 1
+
+
+def test_a_charset_python_knows_but_cannot_decode_with_is_ignored():
+    """``codecs.lookup('undefined')`` succeeds, yet decoding with it raises UnicodeError (not
+    UnicodeDecodeError): it had failed the whole landing of the night."""
+    from pipelines.staging.parsing import decode_report
+
+    for charset in ("undefined", "rot13", "base64", "zlib"):
+        body = f'<html><head><meta charset="{charset}"></head><body>Caf\xe9</body></html>'.encode("latin-1")
+        text, encoding, notes = decode_report(body, None)
+        assert "Café" in text and encoding == "cp1252", charset
+        text, encoding, _ = decode_report(b"Caf\xe9 au lait", f"text/html; charset={charset}")
+        assert text == "Café au lait", charset
+
+
+def test_more_date_forms_on_scholar_feed_rows():
+    """``LGToday``, ``LG2 months ago``, ``LGa year ago``, ``LG2025-12-15``: rows the site's other
+    renderings use. Unread, such a row and its title, byline and abstract had been glued onto the
+    previous item's abstract: a paper lost with no reject. "N months/years ago" keep no date (a
+    year read from them would drift from night to night, and the year is in the listing key)."""
+    rows = ["LGMar 18, 2023", "LGToday", "CVYesterday", "LG2 months ago", "ROa year ago", "AI2025-12-15",
+            "CL2025-02-30", "LGan hour ago"]
+    page = SF_MINIMAL.format(rows="\n\n".join(f"{row}\nTitle number {i}\nA Person\nAbstract {i}." for i, row in enumerate(rows)))
+    listings = parse_text(page).listings  # captured 2026-11-21
+    assert [l["title"] for l in listings] == [f"Title number {i}" for i in range(len(rows))]
+    assert [l["abstract"] for l in listings] == [f"Abstract {i}." for i in range(len(rows))]
+    got = [(l["pub_date"], l["year"], l["date_precision"]) for l in listings]
+    assert [l["date_raw"] for l in listings][3:5] == ["2 months ago", "a year ago"]
+    assert got == [
+        (date(2023, 3, 18), 2023, "day"), (date(2026, 11, 21), 2026, "day"), (date(2026, 11, 20), 2026, "day"),
+        (None, None, None), (None, None, None), (date(2025, 12, 15), 2025, "day"),
+        (date(2025, 2, 1), 2025, "month"), (date(2026, 11, 21), 2026, "day"),
+    ]
+
+
+def test_a_title_that_reads_like_a_capitalised_relative_date_stays_a_title():
+    page = SF_MINIMAL.format(rows="LGMar 18, 2023\nAI Today\nA Person\nAbstract one.\n\nCVToday\nAnother title\nA Person\nAbstract two.")
+    listings = parse_text(page).listings
+    assert [l["title"] for l in listings] == ["AI Today", "Another title"]
+    assert listings[1]["pub_date"] == date(2026, 11, 21)

@@ -17,6 +17,9 @@ The feed's traps, handled here:
   cost 99 good ones.
 - Throttling can come back as the plain-text body ``Rate exceeded.`` (any status): the host is
   left alone for ``rate_exceeded_backoff_s * 2**n`` and the request retried, then ``ArxivRateLimited``.
+- A search page can come back **empty although ``totalResults`` says it holds results** (a known
+  arXiv glitch): retried like ``Rate exceeded.``, then ``ArxivUnavailable``; never cached, never
+  read as "not found". (An ``id_list`` batch of unknown ids may legitimately come back so.)
 - Titles, abstracts, comments are hard-wrapped: whitespace is collapsed (text otherwise raw —
   LaTeX is kept; normalised copies are made downstream).
 - An unknown (well-formed) id comes back as an entry without a title, or not at all: "missing".
@@ -41,7 +44,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 from urllib.parse import urlencode, urlsplit
 
 import polars as pl
@@ -136,6 +139,18 @@ class ArxivFeed:
     errors: list[ArxivError]
     query_url: str | None = None
     fetched_at: datetime | None = None
+    entries: int | None = None  # <entry> elements in the feed (records, error entries, untitled ones)
+
+    def unexpectedly_empty(self, params: Mapping[str, str | int]) -> bool:
+        """A search page without a single entry although ``totalResults`` says results remain
+        from its ``start``: arXiv's sporadic empty page (the ``arxiv`` client library retries it
+        as ``UnexpectedEmptyPageError``). Not an answer: taken as one, it says "not found". Only
+        for searches: an ``id_list`` batch of unknown ids may come back empty with
+        ``totalResults`` counting the ids asked, and that *is* the answer ("missing")."""
+        start = int(params.get("start", 0) or 0)
+        if self.entries != 0 or self.total_results is None or self.total_results <= start:
+            return False
+        return "search_query" in params or start > 0
 
 
 class ArxivRecordList(list):
@@ -282,7 +297,8 @@ def parse_feed(body: bytes, *, query_url: str | None = None, fetched_at: datetim
         total = None
     records: list[ArxivRecord] = []
     errors: list[ArxivError] = []
-    for entry in root.findall("atom:entry", NS):
+    entries = root.findall("atom:entry", NS)
+    for entry in entries:
         entry_id = (_text(entry, "atom:id") or "").strip()
         if entry_id.startswith(ERROR_ID_PREFIX) or entry_id.startswith(ERROR_ID_PREFIX.replace("http:", "https:")):
             message = _unwrap(_text(entry, "atom:summary")) or _unwrap(_text(entry, "atom:title")) or "error"
@@ -291,7 +307,7 @@ def parse_feed(body: bytes, *, query_url: str | None = None, fetched_at: datetim
         record = _parse_entry(entry, fetched_at)
         if record is not None:
             records.append(record)
-    return ArxivFeed(records, total, errors, query_url, fetched_at)
+    return ArxivFeed(records, total, errors, query_url, fetched_at, len(entries))
 
 
 # ------------------------------------------------------------------------------------ client
@@ -341,7 +357,9 @@ class ArxivClient:
         if self.cache is not None:
             cached = self.cache.get_api_response(key, max_age_s=self.cache_ttl_s, now=self.http.clock.now())
             if cached is not None:
-                return parse_feed(cached.body, query_url=url, fetched_at=cached.fetched_at)
+                feed = parse_feed(cached.body, query_url=url, fetched_at=cached.fetched_at)
+                if not feed.unexpectedly_empty(params):  # one cached before this check: asked again
+                    return feed
         for attempt in range(self.rate_exceeded_retries + 1):
             res = self.http.fetch(url, check_robots=False, max_bytes=self.max_body_bytes)
             self.requests_made += res.attempts
@@ -361,6 +379,12 @@ class ArxivClient:
                 raise ArxivBadAnswer(answers.WRONG_CONTENT_TYPE, f"arXiv answered {ctype}, not an Atom feed: "
                                                                  f"{snippet!r} ({url})")
             feed = parse_feed(res.body, query_url=url, fetched_at=fetched_at)
+            if feed.unexpectedly_empty(params):
+                if attempt < self.rate_exceeded_retries:
+                    self.http.limiter.defer(self._host, self.rate_exceeded_backoff_s * (2 ** attempt))
+                    continue
+                raise ArxivUnavailable(f"arXiv kept answering an empty page of {feed.total_results} results "
+                                       f"after {self.rate_exceeded_retries + 1} tries ({url})")
             if self.cache is not None and not feed.errors:
                 self.cache.put_api_response(key, url, res.status or 200, res.body, fetched_at)
             return feed

@@ -41,7 +41,7 @@ class Capture:
     url: str
     captured_at: datetime          # timezone-aware (UTC)
     body: bytes                    # exactly as received / read; never altered
-    content_type: str | None = None  # 'text/plain' | 'text/html' | None (sniff)
+    content_type: str | None = None  # 'text/plain' | 'text/html' (with '; charset=X' when declared) | None (sniff)
     origin: str = "captures"       # 'captures' (a folder) | 'http' (live crawl)
     http_status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)  # the ones that matter: etag, last-modified, content-type

@@ -248,15 +248,22 @@ def _interleave_by_host(urls: Iterable[str]) -> list[str]:
     return out
 
 
+_CHARSET_PARAM = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]{1,40})", re.IGNORECASE)
+
+
 def _mime(content_type: str | None) -> str | None:
+    """``text/html`` or ``text/plain`` from a Content-Type header, with its charset when it names
+    one (``text/html; charset=shift_jis``): a page that declares its encoding only in the header
+    must be decoded with it (staging would otherwise guess cp1252)."""
     if not content_type:
         return None
     mime = content_type.split(";", 1)[0].strip().lower()
     if mime in ("text/html", "application/xhtml+xml"):
-        return "text/html"
-    if mime == "text/plain":
-        return "text/plain"
-    return None
+        mime = "text/html"
+    elif mime != "text/plain":
+        return None
+    charset = _CHARSET_PARAM.search(content_type)
+    return f"{mime}; charset={charset.group(1).lower()}" if charset else mime
 
 
 @dataclass

@@ -67,14 +67,14 @@ class OpenAlexAuthor:
 
 def short_id(value: str | None) -> str | None:
     """``https://openalex.org/W123`` -> ``W123``."""
-    if not value:
+    if not value or not isinstance(value, str):
         return None
     return value.rstrip("/").rsplit("/", 1)[-1]
 
 
 def normalize_doi(value: str | None) -> str | None:
     """Bare lower-case DOI (``10.x/y``) from a DOI, ``doi:`` or ``https://doi.org/`` form; None if not a DOI."""
-    if not value:
+    if not value or not isinstance(value, str):
         return None
     doi = _DOI_PREFIX.sub("", value.strip()).strip().lower()
     return doi if doi.startswith("10.") and "/" in doi else None
@@ -82,7 +82,7 @@ def normalize_doi(value: str | None) -> str | None:
 
 def normalize_orcid(value: str | None) -> str | None:
     """Bare ORCID (``0000-0002-9344-7439``) from any usual form; None if not one."""
-    if not value:
+    if not value or not isinstance(value, str):
         return None
     m = _ORCID.search(value.strip().rstrip("/"))
     return m.group(1).upper() if m else None
@@ -90,11 +90,13 @@ def normalize_orcid(value: str | None) -> str | None:
 
 def rebuild_abstract(inverted_index: Mapping[str, Iterable[int]] | None) -> str | None:
     """Words placed back at their positions (OpenAlex ships abstracts as an inverted index)."""
-    if not inverted_index:
+    if not inverted_index or not isinstance(inverted_index, Mapping):
         return None
     placed: list[tuple[int, str]] = []
     for word, positions in inverted_index.items():
-        for pos in positions or ():
+        if not isinstance(positions, (list, tuple)):
+            continue
+        for pos in positions:
             try:
                 placed.append((int(pos), word))
             except (TypeError, ValueError):
@@ -106,11 +108,13 @@ def rebuild_abstract(inverted_index: Mapping[str, Iterable[int]] | None) -> str 
 
 
 def _int(value: Any) -> int | None:
+    """A JSON number as an int (a count too large for its column is ``answers``' to reject, with
+    its reason: ``implausible_value``); None for what is no number (``1e400`` parses as inf)."""
     if value is None or isinstance(value, bool):
         return None
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -133,50 +137,67 @@ def _work_arxiv_id(data: Mapping[str, Any], doi: str | None) -> str | None:
         loc = data.get(loc_key) or {}
         if isinstance(loc, dict):
             candidates += [loc.get("landing_page_url"), loc.get("pdf_url")]
-    for loc in data.get("locations") or []:
+    for loc in _records(data.get("locations")):
         if isinstance(loc, dict):
             candidates += [loc.get("landing_page_url"), loc.get("pdf_url")]
     for cand in candidates:
-        if cand and ("arxiv" in cand.lower()):
+        if isinstance(cand, str) and "arxiv" in cand.lower():
             parsed = parse_arxiv_id(cand)
             if parsed:
                 return parsed[0]
     return None
 
 
+def _records(value: Any) -> list[Mapping[str, Any]]:
+    """The objects of a JSON list (a ``null`` or a string among them skipped; not a list: none)."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _str(value: Any) -> str | None:
+    """A JSON string as is; a number as its text; anything else (an object, a list) None."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
 def parse_work(data: Mapping[str, Any], *, fetched_at: datetime | None = None, matched_by: str | None = None) -> OpenAlexWork:
+    """An OpenAlex work. Parts of an odd shape (a ``null`` in ``authorships``, an ``author`` that is
+    a string, a number where text belongs) are read as absent, never raised on: one odd record
+    must not fail the night's enrichment (its answer is cached before it is parsed)."""
     doi = normalize_doi(data.get("doi"))
     authorships = []
-    for i, a in enumerate(data.get("authorships") or [], start=1):
-        author = a.get("author") or {}
+    for i, a in enumerate(_records(data.get("authorships")), start=1):
+        author = a.get("author") if isinstance(a.get("author"), Mapping) else {}
         authorships.append(
             Authorship(
                 position=i,
-                author_position=a.get("author_position"),
-                display_name=author.get("display_name"),
-                raw_author_name=a.get("raw_author_name"),
+                author_position=_str(a.get("author_position")),
+                display_name=_str(author.get("display_name")),
+                raw_author_name=_str(a.get("raw_author_name")),
                 openalex_author_id=short_id(author.get("id")),
                 orcid=normalize_orcid(author.get("orcid")),
                 institutions=tuple(
-                    inst.get("display_name") for inst in (a.get("institutions") or [])
-                    if isinstance(inst, dict) and inst.get("display_name")
+                    name for inst in _records(a.get("institutions"))
+                    if isinstance(name := inst.get("display_name"), str) and name
                 ),
             )
         )
     counts = sorted(
         (y, _int(c.get("cited_by_count")) or 0)
-        for c in data.get("counts_by_year") or []
+        for c in _records(data.get("counts_by_year"))
         if (y := _int(c.get("year"))) is not None
     )
     return OpenAlexWork(
         openalex_id=short_id(data.get("id")) or "",
         doi=doi,
         arxiv_id=_work_arxiv_id(data, doi),
-        title=data.get("title") or data.get("display_name"),
+        title=_str(data.get("title")) or _str(data.get("display_name")),
         abstract=rebuild_abstract(data.get("abstract_inverted_index")),
         publication_year=_int(data.get("publication_year")),
         publication_date=_date(data.get("publication_date")),
-        type=data.get("type"),
+        type=_str(data.get("type")),
         cited_by_count=_int(data.get("cited_by_count")),
         counts_by_year=tuple(counts),
         authorships=tuple(authorships),
@@ -187,18 +208,22 @@ def parse_work(data: Mapping[str, Any], *, fetched_at: datetime | None = None, m
 
 
 def parse_author(data: Mapping[str, Any], *, fetched_at: datetime | None = None) -> OpenAlexAuthor:
-    stats = data.get("summary_stats") or {}
+    stats = data.get("summary_stats") if isinstance(data.get("summary_stats"), Mapping) else {}
     counts = sorted(
         (y, _int(c.get("works_count")) or 0, _int(c.get("cited_by_count")) or 0)
-        for c in data.get("counts_by_year") or []
+        for c in _records(data.get("counts_by_year"))
         if (y := _int(c.get("year"))) is not None
     )
-    orcid = data.get("orcid") or (data.get("ids") or {}).get("orcid")
+    ids = data.get("ids") if isinstance(data.get("ids"), Mapping) else {}
+    orcid = data.get("orcid") or ids.get("orcid")
     return OpenAlexAuthor(
         openalex_id=short_id(data.get("id")) or "",
         orcid=normalize_orcid(orcid),
-        display_name=data.get("display_name"),
-        display_name_alternatives=tuple(data.get("display_name_alternatives") or ()),
+        display_name=_str(data.get("display_name")),
+        display_name_alternatives=tuple(
+            name for name in (data.get("display_name_alternatives") if isinstance(data.get("display_name_alternatives"), list) else ())
+            if isinstance(name, str)
+        ),
         works_count=_int(data.get("works_count")),
         cited_by_count=_int(data.get("cited_by_count")),
         h_index=_int(stats.get("h_index")),

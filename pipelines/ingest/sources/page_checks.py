@@ -5,6 +5,7 @@ read from the status, the headers and the page's visible text. No network, no Da
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -138,8 +139,17 @@ class PageView:
 
 
 def _charset(content_type: str | None) -> str:
+    """The header's charset when it names a usable text encoding, else UTF-8."""
     m = re.search(r"charset=([\w.-]+)", content_type or "", re.IGNORECASE)
-    return m.group(1) if m else "utf-8"
+    if m:
+        try:
+            info = codecs.lookup(m.group(1))
+        except LookupError:
+            return "utf-8"
+        # Python also knows codecs that are no text encoding (``undefined`` fails on every byte).
+        if getattr(info, "_is_text_encoding", True) and info.name != "undefined":
+            return info.name
+    return "utf-8"
 
 
 def _looks_like_html(text: str, content_type: str | None) -> bool:
@@ -153,7 +163,7 @@ def page_view(body: bytes, content_type: str | None = None) -> PageView:
     sample = body[:_CLASSIFY_MAX_BYTES]
     try:
         text = sample.decode(_charset(content_type), errors="replace")
-    except LookupError:
+    except (LookupError, UnicodeError, ValueError):
         text = sample.decode("utf-8", errors="replace")
     if _looks_like_html(text, content_type):
         parser = _TextExtractor()

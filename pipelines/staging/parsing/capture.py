@@ -30,7 +30,7 @@ from pipelines.staging.parsing.fields import slugify
 from pipelines.staging.parsing.htmltext import html_to_document
 from pipelines.staging.parsing.layout import Page, text_lines
 from pipelines.staging.parsing.result import ParseResult, SiteParse, make_issue, make_reject
-from pipelines.textnorm import match_key
+from pipelines.textnorm import title_key
 
 SITE_HOSTS = {"bzpeer": "bzpeer.com", "scholarfeed": "scholarfeed.org"}
 SITE_ROOTS = {"bzpeer": "https://www.bzpeer.com/", "scholarfeed": "https://www.scholarfeed.org/"}
@@ -149,7 +149,7 @@ def _check_rows(result: ParseResult, captured: date) -> None:
     seen: dict[tuple[str, int | None], int] = {}
     kept = []
     for listing in result.listings:
-        key = (match_key(listing["title"]), listing.get("year"))
+        key = (title_key(listing["title"]), listing.get("year"))
         first = seen.setdefault(key, listing["position"])
         if first != listing["position"]:
             result.rejects.append(make_reject(

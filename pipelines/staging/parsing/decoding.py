@@ -69,13 +69,26 @@ def _declared_charset(body: bytes, content_type: str | None) -> str | None:
     if m:
         candidates.append(m.group(1).decode("ascii", "ignore"))
     for name in candidates:
-        try:
-            codec = codecs.lookup(name).name
-        except LookupError:
-            continue
-        if codec not in ("utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32"):
+        codec = text_codec(name)
+        if codec and codec not in ("utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32"):
             return codec
     return None
+
+
+def text_codec(name: str | None) -> str | None:
+    """The codec a declared charset names, when it is a text encoding that can decode bytes; None
+    for unknown names and for Python codecs that are not text encodings (``undefined`` — which
+    Python knows but which fails on every byte —, ``rot13``, ``base64``, ``zlib``...): a page
+    declaring one is decoded as if it declared nothing."""
+    if not name:
+        return None
+    try:
+        info = codecs.lookup(name.strip())
+    except (LookupError, ValueError):
+        return None
+    if not getattr(info, "_is_text_encoding", True) or info.name == "undefined":
+        return None
+    return info.name
 
 
 def decode_body(body: bytes, content_type: str | None = None) -> tuple[str | None, str | None]:
@@ -121,7 +134,7 @@ def decode_body(body: bytes, content_type: str | None = None) -> tuple[str | Non
     if declared:
         try:
             text = body.decode(declared)
-        except (UnicodeDecodeError, LookupError):
+        except (UnicodeError, LookupError, ValueError):  # a codec's own errors are not all UnicodeDecodeError
             pass
         else:
             if _text_ok(text):

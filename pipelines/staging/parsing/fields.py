@@ -88,9 +88,11 @@ DATE = (
     rf"(?:(?P<mon>{MONTH})\s?(?P<day>\d{{1,2}})(?:,\s?(?P<year>\d{{4}}))?"  # May 14 / Dec 15, 2025
     rf"|(?P<mon_m>{MONTH})\s?,?\s?(?P<year_m>\d{{4}})"                     # May 2025
     rf"|(?P<day_d>\d{{1,2}})\s(?P<mon_d>{MONTH})(?:,?\s(?P<year_d>\d{{4}}))?"  # 14 May 2025
+    r"|(?P<iso_y>(?:19|20)\d{2})-(?P<iso_m>0?[1-9]|1[0-2])-(?P<iso_d>\d{1,2})"  # 2025-12-15
     rf"|(?P<year_y>(?:19|20)\d{{2}})"                                       # 2025
-    r"|(?P<rel_n>\d{1,3})\s?(?P<rel_unit>minute|hour|day|week)s?\s?ago"     # 3 days ago
-    r"|(?P<rel_word>today|yesterday))"
+    r"|(?P<rel_n>\d{1,3}|an?)\s?(?P<rel_unit>minute|hour|day|week|month|year)s?\s?ago"  # 3 days ago, a month ago
+    # Capitalised, only glued to the category ("LGToday"): "AI Today" may be a title.
+    r"|(?P<rel_word>today|yesterday|(?<=[A-Za-z])(?:Today|Yesterday)))"
 )
 
 
@@ -124,10 +126,10 @@ def read_date(groups: dict[str, str | None], captured: date) -> dict:
     (the domain checks then null it)."""
     out = {"year": None, "pub_date": None, "date_precision": None, "year_inferred": False, "impossible_day": False}
     mon = groups.get("mon") or groups.get("mon_d")
-    day = groups.get("day") or groups.get("day_d")
-    if mon and day:
-        m, d = month_number(mon), int(day)
-        year_raw = groups.get("year") or groups.get("year_d")
+    day = groups.get("day") or groups.get("day_d") or groups.get("iso_d")
+    if (mon or groups.get("iso_m")) and day:
+        m, d = (month_number(mon) if mon else int(groups["iso_m"])), int(day)
+        year_raw = groups.get("year") or groups.get("year_d") or groups.get("iso_y")
         if year_raw:
             y = int(year_raw)
         else:
@@ -159,7 +161,14 @@ def read_date(groups: dict[str, str | None], captured: date) -> dict:
         if groups.get("rel_word"):
             delta = timedelta(days=0 if groups["rel_word"].lower() == "today" else 1)
         else:
-            n, unit = int(groups["rel_n"]), groups["rel_unit"].lower()
+            n = 1 if groups["rel_n"].startswith("a") else int(groups["rel_n"])
+            unit = groups["rel_unit"].lower()
+            if unit in ("month", "year"):
+                # "2 months ago", "a year ago": no date is kept (``date_raw`` is). A year read from
+                # them would drift as the page ages ("a year ago" becomes "2 years ago" on a later
+                # night), and the year is part of the listing's key: the paper would come back
+                # under a new key, twice.
+                return out
             delta = timedelta(weeks=n) if unit == "week" else timedelta(days=n if unit == "day" else 0)
         day_value = captured - delta
         out.update(year=day_value.year, pub_date=day_value, date_precision="day", year_inferred=True)

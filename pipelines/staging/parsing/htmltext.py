@@ -8,7 +8,8 @@ closely enough that an HTML capture and a text capture of the same page parse to
 - invisible or chrome content is dropped: script, style, noscript, template, svg, head, nav,
   ``aria-hidden="true"``, ``hidden``, inline ``display:none``, and the page-level header/footer
   (a ``<header>``/``<footer>`` outside main/article/section, or with role banner/contentinfo);
-- entities are decoded.
+- entities are decoded;
+- a ``<head>`` left unclosed ends where the body's first tag or text begins, as in a browser.
 
 Links: instead of sentinel characters in the text, the walker records each ``<a href>`` against
 the index of the output line where the anchor's first visible character landed (the line it
@@ -37,6 +38,9 @@ SKIP_TAGS = frozenset("script style noscript template svg math head title iframe
 # Tags that never have content or an end tag.
 VOID_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 CELL_TAGS = frozenset({"td", "th"})
+# What may sit in <head>: any other start tag (<body>, <div>...) or text closes an unclosed head, as
+# in a browser (``</head>`` and even ``<head>`` are optional in HTML; minifiers drop them).
+_HEAD_CONTENT = frozenset("title style script noscript template basefont bgsound noframes".split())
 _LANDMARK_CONTAINERS = frozenset({"main", "article", "section", "aside"})
 _COLLAPSIBLE = re.compile(r"[ \t\n\r\f]+")
 _LINE_SPACES = re.compile(r"\s+")
@@ -132,6 +136,8 @@ class _VisibleTextWalker(HTMLParser):
             if attrs.get("href"):
                 self.base_href = self.base_href or attrs["href"].strip()
             return
+        if tag not in _HEAD_CONTENT and self._stack and self._stack[-1][0] == "head":
+            self.handle_endtag("head")
         if tag == "title" and self.title is None:
             self._title_parts = []
         if tag in VOID_TAGS:
@@ -209,6 +215,8 @@ class _VisibleTextWalker(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._title_parts is not None:
             self._title_parts.append(data)
+        elif self._stack and self._stack[-1][0] == "head" and not data.isspace():
+            self.handle_endtag("head")  # text cannot sit in <head>: it is the body's
         if self._hidden_depth:
             return
         self._emit(data)
