@@ -6,6 +6,7 @@ No Dagster imports: this is plain logic, usable on any string.
 
 from __future__ import annotations
 
+import codecs
 import re
 import unicodedata
 
@@ -176,3 +177,23 @@ def find_urls(text: str | None) -> list[str]:
     for url in _URL_RE.findall(text):
         seen.setdefault(url.rstrip(".,;:"), None)
     return list(seen)
+
+
+# ``charset=`` in a Content-Type header (the crawler keeps it, staging decodes with it).
+HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]{1,40})", re.IGNORECASE)
+
+
+def text_codec(name: str | None) -> str | None:
+    """The codec a declared charset names, when it is a text encoding that can decode bytes; None
+    for unknown names and for Python codecs that are not text encodings (``undefined`` — which
+    Python knows but which fails on every byte —, ``rot13``, ``base64``, ``zlib``...): a page
+    declaring one is decoded as if it declared nothing."""
+    if not name:
+        return None
+    try:
+        info = codecs.lookup(name.strip())
+    except (LookupError, ValueError):
+        return None
+    if not getattr(info, "_is_text_encoding", True) or info.name == "undefined":
+        return None
+    return info.name

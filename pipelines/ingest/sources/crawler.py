@@ -73,6 +73,7 @@ from pipelines.ingest.sources.page_checks import (  # noqa: F401 - re-exported: 
     detect_error_page,
     page_view,
 )
+from pipelines.textnorm import HEADER_CHARSET
 
 log = logging.getLogger(__name__)
 
@@ -248,9 +249,6 @@ def _interleave_by_host(urls: Iterable[str]) -> list[str]:
     return out
 
 
-_CHARSET_PARAM = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]{1,40})", re.IGNORECASE)
-
-
 def _mime(content_type: str | None) -> str | None:
     """``text/html`` or ``text/plain`` from a Content-Type header, with its charset when it names
     one (``text/html; charset=shift_jis``): a page that declares its encoding only in the header
@@ -262,7 +260,7 @@ def _mime(content_type: str | None) -> str | None:
         mime = "text/html"
     elif mime != "text/plain":
         return None
-    charset = _CHARSET_PARAM.search(content_type)
+    charset = HEADER_CHARSET.search(content_type)
     return f"{mime}; charset={charset.group(1).lower()}" if charset else mime
 
 

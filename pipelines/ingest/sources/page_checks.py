@@ -5,11 +5,12 @@ read from the status, the headers and the page's visible text. No network, no Da
 
 from __future__ import annotations
 
-import codecs
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Mapping
+
+from pipelines.textnorm import text_codec
 
 # The reject reasons these checks give (Capture.reject_reason; the crawler lists them all).
 BOT_CHALLENGE = "bot_challenge"
@@ -141,15 +142,7 @@ class PageView:
 def _charset(content_type: str | None) -> str:
     """The header's charset when it names a usable text encoding, else UTF-8."""
     m = re.search(r"charset=([\w.-]+)", content_type or "", re.IGNORECASE)
-    if m:
-        try:
-            info = codecs.lookup(m.group(1))
-        except LookupError:
-            return "utf-8"
-        # Python also knows codecs that are no text encoding (``undefined`` fails on every byte).
-        if getattr(info, "_is_text_encoding", True) and info.name != "undefined":
-            return info.name
-    return "utf-8"
+    return (text_codec(m.group(1)) if m else None) or "utf-8"
 
 
 def _looks_like_html(text: str, content_type: str | None) -> bool:

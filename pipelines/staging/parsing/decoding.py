@@ -11,6 +11,8 @@ from __future__ import annotations
 import codecs
 import re
 
+from pipelines.textnorm import HEADER_CHARSET, text_codec
+
 # C0 controls other than tab/newline/carriage return/form feed, and DEL.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f\x7f]")
@@ -18,7 +20,6 @@ _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _HIGH_BYTES = re.compile(rb"[\x80-\xff]")
 _CP1252_UNDEFINED = re.compile(rb"[\x81\x8d\x8f\x90\x9d]")
 _META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE)
-_HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]{1,40})", re.IGNORECASE)
 _HTML_START = re.compile(
     r"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|title|link|script|div|main|section)\b",
     re.IGNORECASE | re.DOTALL,
@@ -62,7 +63,7 @@ def _utf16_without_bom(body: bytes) -> str | None:
 def _declared_charset(body: bytes, content_type: str | None) -> str | None:
     candidates = []
     if content_type:
-        m = _HEADER_CHARSET.search(content_type)
+        m = HEADER_CHARSET.search(content_type)
         if m:
             candidates.append(m.group(1))
     m = _META_CHARSET.search(body[:4096])
@@ -73,22 +74,6 @@ def _declared_charset(body: bytes, content_type: str | None) -> str | None:
         if codec and codec not in ("utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32"):
             return codec
     return None
-
-
-def text_codec(name: str | None) -> str | None:
-    """The codec a declared charset names, when it is a text encoding that can decode bytes; None
-    for unknown names and for Python codecs that are not text encodings (``undefined`` — which
-    Python knows but which fails on every byte —, ``rot13``, ``base64``, ``zlib``...): a page
-    declaring one is decoded as if it declared nothing."""
-    if not name:
-        return None
-    try:
-        info = codecs.lookup(name.strip())
-    except (LookupError, ValueError):
-        return None
-    if not getattr(info, "_is_text_encoding", True) or info.name == "undefined":
-        return None
-    return info.name
 
 
 def decode_body(body: bytes, content_type: str | None = None) -> tuple[str | None, str | None]:
