@@ -226,12 +226,11 @@ def parse_batches(raw_batches, *, workers: int):
         for raw in raw_batches:
             yield stage_captures(raw)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from pipelines.workers import spawned_pool
 
     in_flight = []
-    # spawn: never fork a process that holds an open DuckDB connection
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    # spawned, never forked (this process holds an open DuckDB connection); the workers exit if it dies
+    with spawned_pool(workers) as pool:
         for raw in raw_batches:
             in_flight.append(pool.submit(stage_captures, raw))
             if len(in_flight) > workers:

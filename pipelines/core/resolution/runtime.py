@@ -64,7 +64,7 @@ def match_workers(configured: int | None = None) -> int:
 
 def map_in_processes(fn: Callable[[T], R], items: Iterable[T], *, workers: int, failure: str) -> Iterator[R]:
     """``fn(item)`` for every item, yielded in the items' order, computed in ``workers`` spawned
-    processes (never forked: the parent holds Polars' and DuckDB's threads). ``fn`` must be a
+    processes (``pipelines.workers.spawned_pool``: never forked, and gone when this process dies). ``fn`` must be a
     module-level function. At most two items per worker are in flight, so a large input is never
     pickled all at once. If a worker dies (out of memory; or a caller script without an
     ``if __name__ == "__main__"`` guard, which spawned workers re-run), the items not yet done
@@ -73,13 +73,13 @@ def map_in_processes(fn: Callable[[T], R], items: Iterable[T], *, workers: int, 
     if workers <= 1:
         yield from map(fn, items)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
+
+    from pipelines.workers import spawned_pool
 
     pending: deque = deque()  # (item, future), oldest first
     unsent: list = []  # the item being submitted
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = spawned_pool(workers)
     try:
         for item in items:
             unsent = [item]
