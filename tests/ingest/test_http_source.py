@@ -321,6 +321,47 @@ def test_a_redirect_to_the_page_is_followed_and_the_final_url_kept(server, cache
     assert cap.url == server.url("/authors/old") and cap.headers["final-url"] == server.url("/authors/new")
 
 
+@pytest.mark.parametrize("target", ["/login?next=/authors/a", "/", "/authors/", "/authors/a/sign-in"])
+def test_a_redirect_away_from_the_profile_is_rejected_and_the_stored_copy_kept(server, cache, target):
+    """A profile that now redirects to a sign-in or home page answering 200 is not the profile: a
+    reject with the reason, and the last good copy stays for the nights after."""
+    url = server.url("/authors/a")
+    server.route("/authors/a", Reply(200, SAMPLE_BODIES[0], content_type="text/plain"))
+    assert crawl([url], cache)[url].reject_reason is None
+    stored = cache.get_page_state(url)
+    server.route("/authors/a", Reply(302, headers={"Location": target}))
+    server.route(target.split("?")[0], Reply(200, "<html><head><title>Sign in</title></head><body><form>"
+                                                  "<input name=user><input name=password></form></body></html>"))
+    cap = crawl([url], cache, partition=PARTITION + timedelta(days=1))[url]
+    assert cap.reject_reason == "error_page"
+    assert cap.reject_detail == f"redirected away from the profile to {server.url(target)}"
+    assert b"Sign in" in cap.body  # kept: nothing fetched is lost
+    assert cache.get_page_state(url).body_sha256 == stored.body_sha256
+
+
+@pytest.mark.parametrize(
+    "requested, final, away",
+    [
+        ("https://www.bzpeer.com/authors/a", "https://bzpeer.com/authors/a/", False),    # www, trailing slash
+        ("http://bzpeer.com/authors/a", "https://www.bzpeer.com/authors/a?tab=works", False),
+        ("https://bzpeer.com/authors/a", "https://bzpeer.com/authors/b", False),         # an id renamed
+        ("https://scholarfeed.org/author/1", "https://scholarfeed.org/author/2", False),
+        ("https://bzpeer.com/authors/a", "https://scholarfeed.org/author/2", True),      # another site
+        ("https://bzpeer.com/authors/a", "https://bzpeer.com/", True),
+        ("https://bzpeer.com/authors/a", "https://bzpeer.com/login?next=%2Fauthors%2Fa", True),
+        ("https://example.org/people/a", "https://example.org/people/b", False),         # a site known by its URLs
+        ("https://example.org/people/a", "https://example.org/people/", True),
+        ("https://example.org/people/a", "https://example.org/account/login", True),
+        ("https://example.org/people/a", "https://sso.example.org/people/a", True),
+        ("https://example.org/people/a", None, False),
+    ],
+)
+def test_where_a_redirect_leaves_the_profile(requested, final, away):
+    from pipelines.ingest.sources.crawler import left_the_profile
+
+    assert left_the_profile(requested, final) is away
+
+
 def test_50mb_body_without_length_is_abandoned_early(server, cache):
     size = 50 * 1024 * 1024
     server.route("/authors/huge", Reply(200, "<p>x</p>", stream_bytes=size, content_length=None))

@@ -11,7 +11,8 @@ reject_reason          meaning
                        a 403/429/503 carrying challenge markers). Never retried: asking again only
                        annoys the site.
 ``error_page``         HTTP 4xx/5xx after retries, or an error page served with HTTP 200
-                       ("Page not found", "Internal Server Error", …), or an empty body.
+                       ("Page not found", "Internal Server Error", …), or an empty body, or a
+                       redirect that ended away from the profile (a login page, the home page).
 ``oversize``           the body passed ``max_body_bytes`` (the prefix read so far is kept).
 ``redirect_loop``      a redirect cycle or more hops than ``max_redirects``.
 ``robots_disallowed``  robots.txt disallows the URL (or robots.txt was unreachable: the host is
@@ -249,6 +250,29 @@ def _interleave_by_host(urls: Iterable[str]) -> list[str]:
     return out
 
 
+def left_the_profile(requested: str, final: str | None) -> bool:
+    """Whether a redirect chain from the profile URL ``requested`` ended somewhere else: a sign-in
+    page, the site's home page, a search page. Such a page can answer 200 with nothing a bot wall
+    or error-page check would see; accepted, it would replace the stored copy of the profile.
+
+    Not "left": the same page (scheme, ``www.``, a trailing slash or the query changed), a profile
+    URL of the same known site (an id renamed), or a page in the same folder on the same host
+    (``/authors/old`` to ``/authors/new``: a site we know only by its URLs)."""
+    if not final:
+        return False
+    want, got = urlsplit(normalize_url(requested)), urlsplit(normalize_url(final))
+    if (want.hostname or "").removeprefix("www.") != (got.hostname or "").removeprefix("www."):
+        return True
+    known, now = profile_ref(requested), profile_ref(final)
+    if known is not None and now is not None:
+        return known.source != now.source
+    want_path, got_path = want.path.rstrip("/"), got.path.rstrip("/")
+    if want_path == got_path:
+        return False
+    folder, _, page = got_path.rpartition("/")
+    return not page or folder != want_path.rpartition("/")[0]
+
+
 def _mime(content_type: str | None) -> str | None:
     """``text/html`` or ``text/plain`` from a Content-Type header, with its charset when it names
     one (``text/html; charset=shift_jis``): a page that declares its encoding only in the header
@@ -401,6 +425,10 @@ class LiveProfileSource:
             if extra:
                 detail = f"{detail}; {extra}"
             return capture(res.body, reason=reason, detail=detail)
+        if left_the_profile(url, res.final_url):
+            # Never the "last good copy": the stored profile stays as it was.
+            return capture(res.body, reason=ERROR_PAGE,
+                           detail=f"redirected away from the profile to {res.final_url}"[:500])
         unchanged = state is not None and hashlib.sha256(res.body).hexdigest() == state.body_sha256
         self.cache.put_page_state(
             url, res.body, etag=res.headers.get("etag"), last_modified=res.headers.get("last-modified"),
