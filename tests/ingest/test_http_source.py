@@ -232,6 +232,16 @@ def test_always_truncated_body_is_rejected_and_kept(server, cache):
     assert cache.get_page_state(server.url("/authors/a")) is None
 
 
+def test_a_body_that_does_not_decode_as_its_content_encoding_says_so(server, cache):
+    server.route("/authors/a", Reply(200, b"this is not gzip at all" * 40, content_type="text/html",
+                                     headers={"Content-Encoding": "gzip"}))
+    cap = crawl([server.url("/authors/a")], cache)[server.url("/authors/a")]
+    assert server.hits("/authors/a") == 3  # asked again, as a body cut short on the way is
+    assert cap.reject_reason == "truncated"
+    assert cap.reject_detail.startswith("the body does not decode as gzip")  # was: "connection broken"
+    assert cache.get_page_state(server.url("/authors/a")) is None
+
+
 # ============================================================================ bad pages
 
 @pytest.mark.parametrize(

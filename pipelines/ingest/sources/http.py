@@ -543,6 +543,12 @@ class PoliteHttp:
             if _is_read_timeout(exc):
                 return done(**base, body=bytes(body), error=TIMEOUT,
                             error_detail=f"read timeout after {len(body)} bytes of the body")
+            if isinstance(exc, requests.exceptions.ContentDecodingError):
+                # A body that does not decode as its Content-Encoding says: corrupt or cut short on
+                # the way, so asked again like a truncated one, but said as it is.
+                coding = hdrs.get("content-encoding", "").strip() or "its Content-Encoding"
+                return done(**base, body=bytes(body), error=TRUNCATED,
+                            error_detail=f"the body does not decode as {coding} after {len(body)} decoded bytes")
             return done(**base, body=bytes(body), error=TRUNCATED,
                         error_detail=f"connection broken after {len(body)} bytes"
                         + (f" of {declared}" if declared is not None else "") + f": {type(exc).__name__}")
