@@ -618,6 +618,23 @@ def test_truncated_scholarfeed(marker, offset, complete):
     assert result.profile["truncated"] is True
 
 
+@pytest.mark.parametrize("row, offset", [
+    ("ML2020-02-18", 4), ("ML2020-02-18", 7), ("ML2020-02-18", 11),  # the ISO date form, cut inside
+    ("ML3 months ago", 3), ("ML3 months ago", 8), ("ML3 months ago", 13),
+    ("MLa year ago", 3), ("MLa year ago", 9),
+])
+def test_truncated_inside_a_meta_row_of_another_date_form(row, offset):
+    """A capture cut inside the next item's meta row is a truncated page whatever the row's date
+    form: the cut row is not taken for the end of the previous abstract."""
+    body = sample_bytes(S002).replace(b"MLFeb 18, 2020", row.encode())
+    assert len(parse_capture(body, url=None, captured_at=CAPTURED).listings) == 15
+    result = parse_capture(body[: body.index(row.encode()) + offset], url=None, captured_at=CAPTURED)
+    assert len(result.listings) == 14
+    assert [(r["reason"], r["position"]) for r in result.rejects] == [("truncated_item", 15)]
+    assert result.profile["truncated"] is True
+    assert not result.listings[-1]["abstract"].endswith(row[:offset])
+
+
 def test_cut_between_items_is_not_detectable_and_not_rejected():
     body = sample_bytes(S002)
     result = parse_capture(body[: body.index(b"MLFeb 18, 2020")], url=None, captured_at=CAPTURED)

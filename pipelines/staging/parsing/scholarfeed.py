@@ -40,9 +40,12 @@ _FLAG_WORDS = frozenset({"Code", "Data", "Dataset", "PDF", "Video", "Demo", "Sli
 META = re.compile(
     rf"^(?:(?P<score>\d{{1,3}}(?:\.\d{{1,2}})?)\s?)?(?P<cat>{_CATEGORY})\s?(?P<date>{DATE})\s?(?P<flags>(?:{_FLAGS}\s?)*)$"
 )
-# What is left of a meta row when the capture stops inside it ("68.9AIMa", "LGMar 18, 20", "DCDec 15, 2025Co").
+# What is left of a meta row when the capture stops inside it ("68.9AIMa", "LGMar 18, 20", "DCDec 15, 2025Co"),
+# in each date form DATE reads: a month name, ISO ("LG2025-1"), "N units ago" ("LG3 mont", "LGa year a").
 _PARTIAL_META = re.compile(
-    r"^(?:\d{1,3}(?:\.\d{0,2})?)?(?:[A-Z]{1,2}(?:[A-Z][a-z]{0,8}\.?(?:\s\d{0,2}(?:,(?:\s\d{0,4})?)?)?)?)?"
+    r"^(?:\d{1,3}(?:\.\d{0,2})?)?(?:[A-Z]{1,2}(?:[A-Z][a-z]{0,8}\.?(?:\s\d{0,2}(?:,(?:\s\d{0,4})?)?)?"
+    r"|(?:19|20)\d{0,2}(?:-\d{0,2}(?:-\d{0,2})?)?"
+    r"|(?:\d{1,3}|an?)(?:\s?[a-z]{1,7}(?:\s[a-z]{0,3})?)?)?)?"
     r"(?:\s?C(?:o(?:de?)?)?)?$"
 )
 _PRIMARY_CATEGORY = re.compile(rf"^{_CATEGORY}$")
