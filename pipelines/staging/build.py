@@ -79,7 +79,14 @@ def _sql_hash(*parts: str) -> str:
 
 # One row per capture_id of the partition: its parsed fetch (the first by url, then file name),
 # provided that the same url+body was parsed with this parser for another night (its parse is
-# stored: staging.night_fetches of another night points at it).
+# stored: staging.night_fetches of another night points at it) captured on the same day or earlier.
+#
+# A parse reads the capture's date (a year-less "May 14" is the last May 14 on or before it; "3 days
+# ago"; an item dated after the capture), so a parse of a later capture is not tonight's: a backfill
+# of an earlier night parses the page again, and that parse replaces the stored one
+# (account_for_every_fetch), since the same body seen earlier dates it at least as well. So the
+# stored parse of a body is always that of its earliest night staged, whatever order the nights ran in.
+_CAPTURE_DAY = "CAST(timezone('UTC', {}) AS DATE)"  # the parser's captured_at.date(), captured_at in UTC
 _REUSABLE = f"""
     CREATE OR REPLACE TEMP TABLE reusable_captures AS
     WITH firsts AS (
@@ -90,7 +97,8 @@ _REUSABLE = f"""
     )
     SELECT f.* FROM firsts f
     WHERE EXISTS (SELECT 1 FROM staging.night_fetches n
-                  WHERE n.parse_id = f.parse_id AND n.role = 'parsed' AND n.partition_date <> $day)
+                  WHERE n.parse_id = f.parse_id AND n.role = 'parsed' AND n.partition_date <> $day
+                    AND {_CAPTURE_DAY.format("n.captured_at")} <= {_CAPTURE_DAY.format("f.captured_at")})
 """
 
 
@@ -138,6 +146,7 @@ def account_for_every_fetch(con, day: date) -> None:
     """Replace the night's staging.night_fetches rows (every fetch of raw, with the parse it shows),
     and drop the parses no night shows any more (a re-run's). Call inside the partition's
     transaction, before the night's new parses are inserted."""
+    find_reusable_captures(con, day)  # other nights' rows only: the same before and after the delete below
     con.execute("DELETE FROM staging.night_fetches WHERE partition_date = ?", [day])
     for table, _ in PARSED_TABLES.values():  # before tonight's rows: a parse only a re-run showed is parsed again
         con.execute(f"""DELETE FROM {table} t WHERE NOT EXISTS (
@@ -145,6 +154,10 @@ def account_for_every_fetch(con, day: date) -> None:
     con.execute("CREATE OR REPLACE TEMP TABLE staged_nights AS SELECT CAST($day AS DATE) AS partition_date, "
                 "CAST($version AS VARCHAR) AS parser_version", {"day": day, "version": parsing.PARSER_VERSION})
     con.execute(NIGHT_FETCHES)
+    for table, _ in PARSED_TABLES.values():  # a stored parse of a later capture: tonight's replaces it (see _REUSABLE)
+        con.execute(f"""DELETE FROM {table} t WHERE t.parse_id IN (
+            SELECT parse_id FROM staging.night_fetches n WHERE n.partition_date = $day AND n.role = 'parsed'
+              AND n.capture_id NOT IN (SELECT capture_id FROM reusable_captures))""", {"day": day})
     con.execute("""CREATE OR REPLACE TEMP TABLE tonight_parses AS
         SELECT capture_id, parse_id FROM staging.night_fetches n WHERE partition_date = $day AND role = 'parsed'
           AND NOT EXISTS (SELECT 1 FROM staging.parsed_profiles p WHERE p.parse_id = n.parse_id)

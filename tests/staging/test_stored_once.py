@@ -246,3 +246,35 @@ def test_staging_tables_of_an_older_warehouse_are_moved_on_first_open(tmp_path):
         assert warehouse.migrate_views(con) == []
         # a night on top reuses the moved parses
         assert _night(con, folder, date(2026, 11, 26))["pages_parsed"] == 0
+
+
+def test_a_nights_rows_do_not_depend_on_which_nights_ran_before_it(tmp_path):
+    """A parse reads its capture's date (a year-less "May 14" is the last May 14 on or before it), so
+    a stored parse of a later capture is not an earlier night's: a backfill of 05-10 after 05-20
+    parses the page again (was: it showed 05-20's parse, "May 14" as 2026-05-14, after its own
+    capture, and failed the blocking gate `inferred_date_after_capture`); the same body's earlier
+    parse then serves both nights, as when the nights run in order."""
+    from pipelines import quality
+
+    body = (BUNDLED_SAMPLES / "004_34c8893c0fa5ecd2.txt").read_bytes()
+    assert b"68.9AIMay 14\n" in body  # the first item is dated without a year
+    early, late = date(2026, 5, 10), date(2026, 5, 20)
+    suite = quality.load_suites()["staging.listings"]
+
+    def run(order: list[date], where: str) -> dict:
+        with warehouse.connect(tmp_path / f"{where}.duckdb") as con:
+            warehouse.ensure_schema(con)
+            for day in order:
+                landing.land_partition(con, [_page(day, body)], day)
+                landing.stage_partition(con, day)
+            gates = quality.run_suite(con, suite, partition_date=early, severities=["block"])["block"]
+            assert all(o.success for o in gates.outcomes), [o.rule for o in gates.outcomes if not o.success]
+            assert _count(con, "SELECT count(*) FROM staging.parsed_profiles") == 1  # stored once
+            return {day: _staged(con, "staging.listings", day).drop("listing_id", "partition_date")
+                    for day in (early, late)}
+
+    in_order, backfilled = run([early, late], "in_order"), run([late, early], "backfilled")
+    first_item = in_order[early].filter(pl.col("position") == 1)
+    assert first_item["pub_date"].to_list() == [date(2025, 5, 14)]
+    for day in (early, late):
+        assert backfilled[day].equals(in_order[day]), day
