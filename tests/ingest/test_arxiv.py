@@ -299,6 +299,24 @@ def test_an_id_batch_of_unknown_ids_answered_empty_is_missing_not_an_outage(serv
     assert server.hits("/api/query") == 1
 
 
+def test_an_id_batch_answered_without_its_entries_is_asked_again_the_next_night(server, clock, cache):
+    """arXiv now and then answers a batch partially; its absent ids are "missing" tonight, a re-run
+    tonight is answered from the cache, and the next night asks again (was: the partial answer was
+    served from the cache for 7 days)."""
+    ids = sorted(CORPUS)[:3]
+    server.fault("/api/query", Reply(200, feed_of([CORPUS[ids[0]]]), content_type=ATOM))  # tonight: one of three
+    assert make_client(server, clock, cache).fetch_by_ids(ids).missing_ids == ids[1:]
+    assert make_client(server, clock, cache).fetch_by_ids(ids).missing_ids == ids[1:]  # the re-run: cached
+    assert server.hits("/api/query") == 1
+    clock.sleep(24 * 3600)  # the next night
+    again = make_client(server, clock, cache).fetch_by_ids(ids)
+    assert [r.arxiv_id for r in again] == ids and again.missing_ids == []
+    assert server.hits("/api/query") == 2
+    clock.sleep(24 * 3600)  # a complete answer is kept for the cache's lifetime
+    make_client(server, clock, cache).fetch_by_ids(ids)
+    assert server.hits("/api/query") == 2
+
+
 def test_a_search_with_no_hits_is_an_answer():
     feed = parse_feed((FIXTURES / "empty.xml").read_bytes())
     assert feed.entries == 0 and not feed.unexpectedly_empty({"search_query": "ti:x", "start": 0})  # totalResults 0

@@ -349,6 +349,38 @@ def test_a_redirect_away_from_the_profile_is_rejected_and_the_stored_copy_kept(s
     assert cache.get_page_state(url).body_sha256 == stored.body_sha256
 
 
+def test_a_304_from_the_page_a_redirect_ended_on_is_not_the_profile_unchanged(server, cache):
+    """A static sign-in page answers the profile's If-Modified-Since with 304: that is not "the
+    profile, unchanged" (was: the old body replayed as current every night, no reject)."""
+    url = server.url("/authors/ada")
+
+    def sign_in(request):
+        if request.headers.get("if-modified-since"):
+            return Reply(304, b"", content_type=None, content_length=None)
+        return Reply(200, "<html><head><title>Sign in</title></head><body><form>e-mail</form></body></html>")
+
+    server.route("/authors/ada", Reply(200, SAMPLE_BODIES[0], content_type="text/plain",
+                                       headers={"Last-Modified": "Tue, 17 Nov 2026 08:00:00 GMT"}))
+    server.route("/login", sign_in)
+    assert crawl([url], cache)[url].reject_reason is None
+    stored = cache.get_page_state(url)
+    server.route("/authors/ada", Reply(302, headers={"Location": "/login"}))
+    cap = crawl([url], cache, partition=PARTITION + timedelta(days=1))[url]
+    assert (cap.reject_reason, cap.not_modified) == ("error_page", False)
+    assert cap.reject_detail == f"redirected away from the profile to {server.url('/login')}"
+    after = cache.get_page_state(url)
+    assert (after.body_sha256, after.final_url) == (stored.body_sha256, stored.final_url)
+
+
+def test_a_304_to_a_request_without_validators_is_not_unchanged(server, cache):
+    url = server.url("/authors/a")
+    server.route("/authors/a", Reply(200, SAMPLE_BODIES[0], content_type="text/plain"))  # no ETag, no Last-Modified
+    assert crawl([url], cache)[url].reject_reason is None
+    server.route("/authors/a", Reply(304, b"", content_type=None, content_length=None))
+    cap = crawl([url], cache, partition=PARTITION + timedelta(days=1))[url]
+    assert (cap.reject_reason, cap.reject_detail) == ("error_page", "HTTP 304 to a request without validators")
+
+
 @pytest.mark.parametrize(
     "requested, final, away",
     [

@@ -33,7 +33,9 @@ The feed's traps, handled here:
 - One request every 3 s (``min_interval_s``; the shared ``PoliteHttp`` enforces it per host).
 
 Responses are cached (``SourceCache.api_responses``, key = request URL) for ``cache_ttl_s``, so
-an interrupted enrichment resumes without spending requests; error feeds are not cached.
+an interrupted enrichment resumes without spending requests; error feeds are not cached, and an id
+batch answered without some of its ids is answered from the cache for 12 hours only
+(``INCOMPLETE_BATCH_TTL_S``): its missing ids are asked again the next night.
 API requests do not consult robots.txt (the API is the sanctioned machine interface).
 No Dagster imports.
 """
@@ -151,6 +153,19 @@ class ArxivFeed:
         if self.entries != 0 or self.total_results is None or self.total_results <= start:
             return False
         return "search_query" in params or start > 0
+
+    def lacks_asked_ids(self, params: Mapping[str, str | int]) -> bool:
+        """An ``id_list`` answer without a record for some id it asked: an unknown id, or one of
+        arXiv's partial feeds — which of the two cannot be told from the answer."""
+        asked = [i for i in str(params.get("id_list", "") or "").split(",") if i]
+        returned = {record.arxiv_id for record in self.records}
+        return any(i not in returned for i in asked)
+
+
+# An id batch answered without some of its ids is cached for the rest of the night only (a re-run
+# is still answered from the cache): the ids are "missing" tonight and asked again the next night,
+# not for the week of the cache's lifetime — arXiv answers a batch partially now and then.
+INCOMPLETE_BATCH_TTL_S = 12 * 3600.0
 
 
 class ArxivRecordList(list):
@@ -358,7 +373,9 @@ class ArxivClient:
             cached = self.cache.get_api_response(key, max_age_s=self.cache_ttl_s, now=self.http.clock.now())
             if cached is not None:
                 feed = parse_feed(cached.body, query_url=url, fetched_at=cached.fetched_at)
-                if not feed.unexpectedly_empty(params):  # one cached before this check: asked again
+                age_s = (self.http.clock.now() - cached.fetched_at).total_seconds()
+                stale_gap = feed.lacks_asked_ids(params) and age_s > INCOMPLETE_BATCH_TTL_S
+                if not feed.unexpectedly_empty(params) and not stale_gap:  # one cached before this check: asked again
                     return feed
         for attempt in range(self.rate_exceeded_retries + 1):
             res = self.http.fetch(url, check_robots=False, max_bytes=self.max_body_bytes)

@@ -400,8 +400,16 @@ class LiveProfileSource:
                          http_mod.REDIRECT_LOOP, http_mod.TRUNCATED):
             return capture(res.body, reason=res.error, detail=res.error_detail)
         if res.status == 304:
+            # A 304 says "unchanged" only as the answer to our conditional request for the profile: not
+            # from a page a redirect ended on (a static sign-in page answers any If-Modified-Since with
+            # 304), and not to a request that carried no validators.
+            if left_the_profile(url, res.final_url):
+                return capture(res.body, reason=ERROR_PAGE,
+                               detail=f"redirected away from the profile to {res.final_url}"[:500])
             if state is None:
                 return capture(res.body, reason=ERROR_PAGE, detail="HTTP 304 without a stored copy of the page")
+            if not conditional:
+                return capture(res.body, reason=ERROR_PAGE, detail="HTTP 304 to a request without validators")
             etag = res.headers.get("etag") or state.etag
             last_modified = res.headers.get("last-modified") or state.last_modified
             for name, value in (("etag", etag), ("last-modified", last_modified), ("content-type", state.content_type)):
