@@ -1017,3 +1017,46 @@ def test_a_title_that_reads_like_a_capitalised_relative_date_stays_a_title():
     listings = parse_text(page).listings
     assert [l["title"] for l in listings] == ["AI Today", "Another title"]
     assert listings[1]["pub_date"] == date(2026, 11, 21)
+
+
+@pytest.mark.parametrize("row, pub_date", [
+    ("DCDec 10 2024Code", date(2024, 12, 10)),     # no comma before the year
+    ("DCDecember 10th, 2024Code", date(2024, 12, 10)),
+    ("DC2024/12/10Code", None),                    # forms we do not read: the item lands without a date
+    ("DC10.12.2024Code", None),
+    ("DCCode", None),                              # no date at all
+])
+def test_an_item_row_in_another_form_is_an_item_not_abstract_text(row, pub_date):
+    """Was: a row the pattern did not know was read as the end of the previous abstract — that item's
+    abstract took the next item's title, byline and abstract, and the next item vanished without a trace."""
+    page = sample_bytes(S004).decode()
+    result = parse_text(page.replace("DCDec 10, 2024Code", row, 1), url="https://www.scholarfeed.org/author/1000003")
+    titles = [l["title"][:5] for l in result.listings]
+    assert titles == ["BEAM:", "EDiT:", "Machi"] and result.rejects == []
+    assert "EDiT" not in result.listings[0]["abstract"]
+    edit = result.listings[1]
+    assert (edit["pub_date"], edit["category"], edit["has_code"]) == (pub_date, "cs.DC", True)
+    assert edit["byline_authors"][:2] == ["Jialiang Cheng", "Ning Gao"]
+    unreadable = [i for i in result.issues if i["reason"] == "unreadable_value"]
+    if pub_date is None:
+        assert [(i["field"], i["raw_value"], i["position"]) for i in unreadable] == [("pub_date", row, 2)]
+    else:
+        assert unreadable == []
+
+
+def test_the_first_item_row_in_another_form_keeps_its_item():
+    page = sample_bytes(S004).decode()
+    for row, expected in (("68.9AIMay 14th", date(2026, 5, 14)), ("68.9AI2026/05/14", None)):
+        result = parse_text(page.replace("68.9AIMay 14", row, 1), url="https://www.scholarfeed.org/author/1000003")
+        assert [l["title"][:5] for l in result.listings] == ["BEAM:", "EDiT:", "Machi"], row
+        assert result.listings[0]["pub_date"] == expected and result.profile["name"] == "Jialiang Cheng"
+
+
+def test_text_that_starts_like_an_item_row_stays_text():
+    """A short line opening with two capitals and a number is a row only where a title and a byline follow."""
+    page = sample_bytes(S004).decode()
+    abstract_start = page.index("\n", page.index("Jialiang Cheng, Ning Gao, Yun Yue et al.")) + 1
+    edited = page[:abstract_start] + "AI 2024 results\nare promising.\n" + page[abstract_start:]
+    result = parse_text(edited, url="https://www.scholarfeed.org/author/1000003")
+    assert [l["title"][:5] for l in result.listings] == ["BEAM:", "EDiT:", "Machi"] and result.issues == []
+    assert result.listings[1]["abstract"].startswith("AI 2024 results\nare promising.")

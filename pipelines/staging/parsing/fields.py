@@ -85,7 +85,7 @@ _MONTH_NUMBER = {name.lower(): i for i, name in enumerate(calendar.month_abbr) i
 
 # The date part of a Scholar Feed meta row, in every form we accept (named groups).
 DATE = (
-    rf"(?:(?P<mon>{MONTH})\s?(?P<day>\d{{1,2}})(?:,\s?(?P<year>\d{{4}}))?"  # May 14 / Dec 15, 2025
+    rf"(?:(?P<mon>{MONTH})\s?(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?:(?:,\s?|\s)(?P<year>\d{{4}}))?"  # May 14 / Dec 15, 2025 / Dec 15 2025 / May 14th
     rf"|(?P<mon_m>{MONTH})\s?,?\s?(?P<year_m>\d{{4}})"                     # May 2025
     rf"|(?P<day_d>\d{{1,2}})\s(?P<mon_d>{MONTH})(?:,?\s(?P<year_d>\d{{4}}))?"  # 14 May 2025
     r"|(?P<iso_y>(?:19|20)\d{2})-(?P<iso_m>0?[1-9]|1[0-2])-(?P<iso_d>\d{1,2})"  # 2025-12-15

@@ -48,6 +48,13 @@ _PARTIAL_META = re.compile(
     r"|(?:\d{1,3}|an?)(?:\s?[a-z]{1,7}(?:\s[a-z]{0,3})?)?)?)?"
     r"(?:\s?C(?:o(?:de?)?)?)?$"
 )
+# An item row whose date is in no form DATE reads ("DC2024/12/10", "DC10.12.2024Code", "DCCode"): the
+# item still lands, without a date, and the row is an ``unreadable_value`` issue — but only where the
+# lines after it are an item's (a title, then a byline), so text that starts like a row stays text.
+_LOOSE_META = re.compile(
+    rf"^(?:(?P<score>\d{{1,3}}(?:\.\d{{1,2}})?)\s?)?(?P<cat>{_CATEGORY})(?P<date>(?:[^.!?;:]|\.(?=\d)){{0,30}}?)\s?"
+    rf"(?P<flags>(?:{_FLAGS}\s?)*)$"
+)
 _PRIMARY_CATEGORY = re.compile(rf"^{_CATEGORY}$")
 _H_INDEX = re.compile(rf"^h-?index\s?:?\s?(?P<n>{NUMBER})$", re.IGNORECASE)
 _PAPERS_METRIC = re.compile(rf"^(?P<n>{NUMBER})\s?papers?$")            # "15papers" (lowercase)
@@ -162,15 +169,49 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
     return profile, profile["name"]
 
 
+def _unreadable_rows(lines: list[str], rows: list[int]) -> list[int]:
+    """Lines that are item rows with a date we cannot read (``_LOOSE_META``): not a row's title
+    line, a date part holding a digit (or, after the first row, none at all: "DCCode"), and
+    followed by a title and a byline."""
+    known = set(rows)
+    first = rows[0] if rows else len(lines)
+    found = []
+    for i, line in enumerate(lines):
+        if i in known or i - 1 in known or len(line) > 60:
+            continue
+        m = _LOOSE_META.match(line)
+        if m is None:
+            continue
+        when = m["date"].strip()
+        if not (any(c.isdigit() for c in when) or (not when and i > first)):
+            continue
+        title = i + 1
+        while title < len(lines) and lines[title] in _FLAG_WORDS:
+            title += 1
+        if (title + 1 < len(lines) and title not in known and title + 1 not in known
+                and parse_byline(lines[title + 1]) is not None):
+            found.append(i)
+    return found
+
+
+class _ItemRow:
+    """The item rows' pattern for ``split_items``: ``META``, else ``_LOOSE_META``."""
+
+    @staticmethod
+    def match(line: str) -> re.Match | None:
+        return META.match(line) if is_meta_row(line) else _LOOSE_META.match(line)
+
+
 def parse(page: Page) -> SiteParse:
     lines = page.lines
     starts = [i for i, line in enumerate(lines) if is_meta_row(line)]
+    starts = sorted(starts + _unreadable_rows(lines, starts))
     header_end = starts[0] if starts else len(lines)
     issues: list[dict] = []
     profile, name = parse_profile(lines, header_end, issues)
     stop = content_end(lines, starts[-1]) if starts else len(lines)
     ends_cleanly = page.ends_cleanly or stop < len(lines)
-    items = split_items(page, starts, stop, META)
+    items = split_items(page, starts, stop, _ItemRow)
 
     drafts = [_read_item(item) for item in items]
     listings, rejects, truncated = judge_items(
@@ -217,6 +258,10 @@ def _listing(item, draft: dict, page: Page, issues: list[dict]) -> dict:
     groups = meta.groupdict()
     listing = empty_listing(item.position)
     when = read_date(groups, page.captured)
+    if meta.re is _LOOSE_META:
+        issues.append(make_issue("unreadable_value", "pub_date", "nulled", meta.string,
+                                 f"an item row whose date is not in a form we read: {groups['date'].strip()!r}",
+                                 item.position))
     if when.pop("impossible_day"):
         issues.append(make_issue("impossible_date", "pub_date", "repaired", groups["date"],
                                  f"no such day: stored as {when['pub_date']:%Y-%m} at month precision", item.position))
