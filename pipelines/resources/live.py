@@ -102,6 +102,7 @@ class LiveProfileSourceResource(PageSourceResource):
 
     _last_stats: dict = PrivateAttr(default_factory=dict)
     _last_profiles: Optional[int] = PrivateAttr(default=None)
+    _cache_set_aside: Optional[str] = PrivateAttr(default=None)
 
     def resolved_config_path(self) -> Path:
         return project_path(self.config_path, DEFAULT_CONFIG)
@@ -121,8 +122,9 @@ class LiveProfileSourceResource(PageSourceResource):
     def build_source(self) -> IdentifiedLiveProfileSource:
         config = self.load_config()
         self._last_profiles = len(config.profiles)
-        return IdentifiedLiveProfileSource.from_config(
-            config, cache=SourceCache.shared(config.cache_path), refetch_transient=self.refetch_transient)
+        cache = SourceCache.shared(config.cache_path)
+        self._cache_set_aside = cache.set_aside
+        return IdentifiedLiveProfileSource.from_config(config, cache=cache, refetch_transient=self.refetch_transient)
 
     def iter_captures(self, partition_date: date) -> Iterator[Capture]:
         source = self.build_source()
@@ -137,6 +139,8 @@ class LiveProfileSourceResource(PageSourceResource):
             text += f" ({self._last_profiles} profiles)"
         if self._last_stats:
             text += ": " + ", ".join(f"{k} {v}" for k, v in sorted(self._last_stats.items()))
+        if self._cache_set_aside:
+            text += f"; the source cache could not be read: moved to {self._cache_set_aside}, a new one started"
         return text
 
 

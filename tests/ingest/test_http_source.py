@@ -708,3 +708,24 @@ def test_profile_ref():
     ref = profile_ref("https://www.scholarfeed.org/author/123456/")
     assert (ref.source, ref.profile_id) == ("scholarfeed", "123456")
     assert profile_ref("https://www.scholarfeed.org/paper/2401.00001v1") is None
+
+
+@pytest.mark.parametrize("garbage", [b"this is not a database" * 100, b"SQLite format 3\x00" + b"\xff" * 4000])
+def test_an_unreadable_cache_file_is_set_aside_and_the_night_goes_on(tmp_path, server, caplog, garbage):
+    """The cache is only a cache (deleting it costs a re-fetch, never data): a file that is not a
+    database, or a damaged one, is moved aside with a warning and a new cache is used (was: every
+    live and enrichment night failed at the start with "file is not a database")."""
+    path = tmp_path / "source_cache.sqlite"
+    path.write_bytes(garbage)
+    with caplog.at_level("WARNING"):
+        cache = SourceCache(path)
+    try:
+        assert cache.set_aside is not None and Path(cache.set_aside).read_bytes() == garbage
+        assert "could not be read" in caplog.text and cache.set_aside in caplog.text
+        server.route("/authors/a", Reply(200, SAMPLE_BODIES[0], content_type="text/plain"))
+        cap = crawl([server.url("/authors/a")], cache)[server.url("/authors/a")]
+        assert cap.reject_reason is None and cache.get_page_state(server.url("/authors/a")) is not None
+    finally:
+        cache.close()
+    with SourceCache(path) as again:  # the new file opens as it is
+        assert again.set_aside is None and again.get_page_state(server.url("/authors/a")) is not None

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -33,6 +34,8 @@ from pathlib import Path
 from typing import Iterator
 
 from pipelines.ingest.sources.base import Capture
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 
@@ -121,6 +124,16 @@ class CachedResponse:
     fetched_at: datetime
 
 
+def _set_aside(path: str) -> str:
+    """Move an unreadable cache file (and its WAL and shared-memory files) to ``<path>.unreadable-<UTC time>``."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    target = f"{path}.unreadable-{stamp}"
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.replace(path + suffix, target + suffix)
+    return target
+
+
 class SourceCache:
     _shared: dict[tuple[int, str], "SourceCache"] = {}
     _shared_lock = threading.Lock()
@@ -130,20 +143,40 @@ class SourceCache:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        # Where an unreadable cache file was moved to (None: the file opened fine).
+        self.set_aside: str | None = None
+        try:
+            self._conn = self._open()
+        except sqlite3.DatabaseError as exc:
+            if self.path == ":memory:":
+                raise
+            # Not a database, or a damaged one: the file is only a cache (deleting it costs a re-fetch,
+            # never data), so it is moved aside, kept for a look, and the night goes on with a new one.
+            self.set_aside = _set_aside(self.path)
+            log.warning("source cache %s could not be read (%s): moved to %s, starting a new cache",
+                        self.path, exc, self.set_aside)
+            self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
         # isolation_level=None: autocommit; explicit BEGIN where several statements must land together.
-        self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA busy_timeout = 30000")
-        if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute("PRAGMA foreign_keys = ON")
-        with self._lock:
-            self._conn.executescript(_SCHEMA)
-            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
-                self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            elif version > SCHEMA_VERSION:
-                raise RuntimeError(f"{self.path}: cache schema v{version} is newer than this code (v{SCHEMA_VERSION})")
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            if self.path != ":memory:":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            with self._lock:
+                conn.executescript(_SCHEMA)
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version == 0:
+                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                elif version > SCHEMA_VERSION:
+                    raise RuntimeError(f"{self.path}: cache schema v{version} is newer than this code (v{SCHEMA_VERSION})")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     @classmethod
     def shared(cls, path: str | os.PathLike[str]) -> "SourceCache":
