@@ -4,9 +4,16 @@ Both are swapped in atomically, so a reader never sees a half-written export or 
 
 exports/
   .versions/<date>-<run>/      the real directories, written completely before anyone can see them
-  <date>  -> .versions/…       a symlink, replaced atomically (os.replace) when a re-export finishes
-  latest  -> <date>            likewise: the date whose export was written last (after a backfill of an
+  .staged/<date> -> …          the tables of a night written by the tables step, not yet published
+  <date>  -> .versions/…       a symlink, replaced atomically (os.replace) when a version is published
+  latest  -> <date>            likewise: the date whose tables were exported last (after a backfill of an
                                earlier day, that day's: its snapshot holds the newest history)
+
+A night is published in two steps: ``export_tables`` writes and stages the tables, and
+``publish_export`` — run by the report step — adds the report and the manifest that lists it, and only
+then repoints ``<date>`` and ``latest``. So readers see the previous complete export (tables, report,
+manifest) until the new one is complete. A version directory is never changed once published: a re-run
+of the report alone publishes a new version whose tables are hard links to the published ones.
 
 analytics.duckdb is written to a temporary file next to it and renamed over the old one; a reader
 that already had the old file open keeps reading it undisturbed.
@@ -23,15 +30,18 @@ import subprocess
 import uuid
 from datetime import date, datetime, timezone
 from pathlib import Path
+from typing import Any, Callable
 
 import duckdb
 
 from pipelines import warehouse
+from pipelines.publish.report import REPORT_FILE
 from pipelines.warehouse import contract
 
 EXPORT_SCHEMAS = ("core", "marts")
 EXPORT_EXCLUDE = set(contract.ID_REGISTRIES)  # internal bookkeeping
 KEEP_VERSIONS = 14
+STAGED = ".staged"  # exports/.staged/<date>: tables written, not yet published
 
 
 def code_version() -> str:
@@ -74,18 +84,25 @@ def _swap_symlink(link: Path, target: str) -> None:
     os.replace(tmp, link)  # atomic on POSIX
 
 
+def _new_version_name(as_of: date) -> str:
+    return f"{as_of.isoformat()}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
 def export_tables(con: duckdb.DuckDBPyConnection, exports_dir: Path, as_of: date) -> dict:
-    """Write every core and mart table as Parquet for ``as_of``, then repoint <date> and latest to it."""
+    """Write every core and mart table as Parquet for ``as_of`` into a new version directory, with a
+    manifest of the tables, and stage it (``.staged/<date>``). Readers see nothing of it until
+    ``publish_export`` publishes it with its report."""
+    exports_dir = Path(exports_dir)
     versions = exports_dir / ".versions"
     versions.mkdir(parents=True, exist_ok=True)
-    name = f"{as_of.isoformat()}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    name = _new_version_name(as_of)
     work = versions / f".tmp-{name}"
     work.mkdir()
     try:
         tables = {}
         for table in exported_tables(con):
             file = work / f"{table}.parquet"
-            con.execute(f"COPY (SELECT * FROM {table}) TO '{file}' (FORMAT parquet, COMPRESSION zstd)")
+            con.execute(f"COPY (SELECT * FROM {table}) TO {warehouse.sql_path(file)} (FORMAT parquet, COMPRESSION zstd)")
             schema = [{"name": c, "type": t} for c, t, *_ in con.execute(f"DESCRIBE {table}").fetchall()]
             tables[table] = {
                 "file": file.name,
@@ -106,31 +123,125 @@ def export_tables(con: duckdb.DuckDBPyConnection, exports_dir: Path, as_of: date
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    dated = exports_dir / as_of.isoformat()
+    staged = exports_dir / STAGED
+    staged.mkdir(exist_ok=True)
+    _swap_symlink(staged / as_of.isoformat(), f"../.versions/{name}")
+    return {"path": str(exports_dir / as_of.isoformat()), "version_dir": str(final), **manifest}
+
+
+def publish_export(exports_dir: Path, as_of: date, write_report: Callable[[Path], Any] | None = None) -> dict:
+    """Publish ``as_of``'s export complete — its tables, its report and a manifest listing both — in a
+    new version directory, then repoint ``<date>``, and ``latest`` unless it shows newer tables.
+
+    The tables are the staged ones when the tables step wrote new ones, else the published ones of
+    ``<date>`` (a re-run of the report alone); they are hard-linked, not copied. ``write_report(folder)``
+    writes ``report.html`` into ``folder``. Without it (the tables re-run alone), or when it raises, the
+    report readers have now — ``<date>``'s, else ``latest``'s — is kept beside the new tables and the
+    manifest says so (``report.current`` false, ``report.reason``); the exception is raised again once the
+    export is published, so a report that fails neither holds back the new tables nor leaves ``latest``
+    without a report. Returns the manifest, with ``path``, ``version_dir`` and ``report_written`` (what
+    ``write_report`` returned)."""
+    exports_dir = Path(exports_dir)
+    key = as_of.isoformat()
+    staged, dated = exports_dir / STAGED / key, exports_dir / key
+    if staged.exists():
+        source = Path(os.path.realpath(staged))
+    elif dated.exists():
+        source = Path(os.path.realpath(dated))
+    else:
+        raise FileNotFoundError(f"no export for {as_of}: neither {staged} nor {dated} exists "
+                                "(the exports/parquet step writes it)")
+    manifest = json.loads((source / "manifest.json").read_text())
+    versions = exports_dir / ".versions"
+    name = _new_version_name(as_of)
+    work = versions / f".tmp-{name}"
+    work.mkdir()
+    failure, written = None, None
+    try:
+        for table in manifest["tables"].values():
+            _link_or_copy(source / table["file"], work / table["file"])
+        if write_report is None:
+            manifest["report"] = _keep_report(exports_dir, key, work, "the tables were re-exported without the report")
+        else:
+            try:
+                written = write_report(work)
+                manifest["report"] = _report_entry(work / REPORT_FILE, key)
+            except Exception as exc:  # noqa: BLE001 - raised again below, once the tables are published
+                failure = exc
+                reason = f"the report could not be written: {type(exc).__name__}: {exc}"
+                manifest["report"] = _keep_report(exports_dir, key, work, reason[:500])
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        final = versions / name
+        os.rename(work, final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     if dated.exists() and not dated.is_symlink():  # an old-style real directory: move it aside first
-        os.rename(dated, versions / f"legacy-{as_of.isoformat()}-{uuid.uuid4().hex[:6]}")
+        os.rename(dated, versions / f"legacy-{key}-{uuid.uuid4().hex[:6]}")
     _swap_symlink(dated, f".versions/{name}")
-    # `latest` is the export just written, whatever its date: every export is a snapshot of the whole
-    # core and marts tables, and a backfill of an earlier day rebuilds the history-wide ones over the
-    # whole history, so its snapshot is the newest state there is (and the one analytics.duckdb holds).
-    _swap_symlink(exports_dir / "latest", as_of.isoformat())
+    # `latest` is the export whose tables were written last, whatever its date: every export is a snapshot
+    # of the whole core and marts tables, and a backfill of an earlier day rebuilds the history-wide ones
+    # over the whole history, so its snapshot is the newest state there is (and the one analytics.duckdb
+    # holds). A re-run of an older date's report alone, or tables staged long ago, must not move it back.
+    shown = _tables_written_at(exports_dir / "latest")
+    if shown is None or shown <= datetime.fromisoformat(manifest["generated_at"]):
+        _swap_symlink(exports_dir / "latest", key)
+    if staged.is_symlink() and Path(os.path.realpath(staged)) == source:
+        staged.unlink()  # published: its files are linked into the new version, nobody reads it
+        shutil.rmtree(source, ignore_errors=True)
     _prune(exports_dir)
-    return {"path": str(dated), "version_dir": str(final), **manifest}
+    if failure is not None:
+        raise failure
+    return {"path": str(dated), "version_dir": str(final), "report_written": written, **manifest}
 
 
-def export_folder(exports_dir: Path, as_of: date) -> Path:
-    """The directory ``exports/<as_of>`` points to (a version directory), for files added beside the
-    tables after the export (the nightly report). Raises FileNotFoundError when the date has no export."""
-    dated = Path(exports_dir) / as_of.isoformat()
-    if not dated.exists():
-        raise FileNotFoundError(f"no export for {as_of}: {dated} does not exist (the exports/parquet step writes it)")
-    return Path(os.path.realpath(dated))
+def _tables_written_at(export: Path) -> datetime | None:
+    """When the tables ``export`` shows were written (None when there is no manifest to read)."""
+    try:
+        return datetime.fromisoformat(json.loads((export / "manifest.json").read_text())["generated_at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # a file system without hard links
+        shutil.copy2(source, target)
+
+
+def _report_entry(path: Path, as_of: str | None, reason: str | None = None) -> dict:
+    written = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat()
+    entry = {"file": path.name, "as_of": as_of, "generated_at": written, "sha256": _sha256(path),
+             "bytes": path.stat().st_size, "current": reason is None}
+    return entry if reason is None else {**entry, "reason": reason}
+
+
+def _keep_report(exports_dir: Path, key: str, folder: Path, reason: str) -> dict | None:
+    """Link the report readers see now — ``<key>``'s, else ``latest``'s — into ``folder`` and return its
+    manifest entry, marked not current; None when there is none."""
+    for shown in (exports_dir / key, exports_dir / "latest"):
+        if (shown / REPORT_FILE).is_file():
+            (folder / REPORT_FILE).unlink(missing_ok=True)  # whatever a failed write left
+            _link_or_copy(shown / REPORT_FILE, folder / REPORT_FILE)
+            try:
+                before = json.loads((shown / "manifest.json").read_text())
+                report_as_of = (before.get("report") or {}).get("as_of", before["as_of"])
+            except (OSError, ValueError, KeyError):
+                report_as_of = None
+            return _report_entry(folder / REPORT_FILE, report_as_of, reason)
+    (folder / REPORT_FILE).unlink(missing_ok=True)
+    return None
 
 
 def _prune(exports_dir: Path) -> None:
-    """Keep the versions a symlink points to, plus the newest KEEP_VERSIONS; drop the rest."""
+    """Keep the versions a symlink points to (a date's, a staged one), plus the newest KEEP_VERSIONS;
+    drop the rest."""
     versions = exports_dir / ".versions"
-    live = {os.path.basename(os.readlink(p)) for p in exports_dir.iterdir() if p.is_symlink() and p.name != "latest"}
+    links = [p for p in exports_dir.iterdir() if p.is_symlink() and p.name != "latest"]
+    if (exports_dir / STAGED).is_dir():
+        links += [p for p in (exports_dir / STAGED).iterdir() if p.is_symlink()]
+    live = {os.path.basename(os.readlink(p)) for p in links}
     candidates = sorted((p for p in versions.iterdir() if not p.name.startswith(".tmp-")), key=lambda p: p.stat().st_mtime)
     for old in candidates[:-KEEP_VERSIONS]:
         if old.name not in live:
@@ -150,8 +261,8 @@ def publish_analytics_copy(source: Path, target: Path, *, memory_limit: str = wa
     try:
         if Path(f"{source}.wal").exists():
             with warehouse.connect(source, read_only=True, memory_limit=memory_limit) as con:
-                con.execute(f"ATTACH '{tmp}' AS analytics_copy (READ_WRITE)")
-                con.execute("COPY FROM DATABASE " + _current_database(con) + " TO analytics_copy")
+                con.execute(f"ATTACH {warehouse.sql_path(tmp)} AS analytics_copy (READ_WRITE)")
+                con.execute(f"COPY FROM DATABASE {_current_database(con)} TO analytics_copy")
                 con.execute("DETACH analytics_copy")
         else:
             shutil.copyfile(source, tmp)
@@ -166,4 +277,7 @@ def publish_analytics_copy(source: Path, target: Path, *, memory_limit: str = wa
 
 
 def _current_database(con: duckdb.DuckDBPyConnection) -> str:
-    return con.execute("SELECT current_database()").fetchall()[0][0]
+    """The attached warehouse's name as a quoted identifier: DuckDB names it after the file, which may
+    hold a quote, a dash or a space."""
+    name = con.execute("SELECT current_database()").fetchall()[0][0]
+    return '"' + name.replace('"', '""') + '"'

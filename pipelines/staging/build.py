@@ -340,7 +340,7 @@ def plan_parse(con, day: date, work_dir: Path, *, shard_pages: int | None = None
                 SELECT r.* FROM raw.page_captures r JOIN pages_to_parse p USING (fetch_id)
                 WHERE r.partition_date = DATE '{day.isoformat()}' AND p.n > {int(start)} AND p.n <= {int(start + size)}
                 ORDER BY p.n
-            ) TO '{_sql_path(path)}' (FORMAT parquet)
+            ) TO {warehouse.sql_path(path)} (FORMAT parquet)
         """)
         shards.append({"day": day.isoformat(), "path": str(path), "pages": min(size, total - start)})
     return {"shards": shards, "pages_to_parse": total, "pages_unchanged_reused": reused}
@@ -421,7 +421,3 @@ def sweep_work_dirs(root: Path, *, older_than_s: float = 2 * 86400) -> int:
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1
     return removed
-
-
-def _sql_path(path: Path) -> str:
-    return str(path).replace("'", "''")

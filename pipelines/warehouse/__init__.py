@@ -34,6 +34,12 @@ def duckdb_config(memory_limit: str = DUCKDB_MEMORY_LIMIT) -> dict[str, str]:
     return {"memory_limit": limit} if limit else {}
 
 
+def sql_path(path: str | Path) -> str:
+    """``path`` as a quoted SQL string literal, for the statements that take no parameters (COPY … TO,
+    ATTACH): a quote in a folder name (``/home/o'neil``) must not end the string."""
+    return "'" + str(path).replace("'", "''") + "'"
+
+
 def schema_statements() -> list[str]:
     """The DDL of every layer, in order (sql/schema/NN_layer.sql)."""
     statements: list[str] = []

@@ -480,9 +480,11 @@ def test_a_backfill_of_an_earlier_day_moves_exports_latest_to_the_newest_history
         con.execute("CREATE SCHEMA marts")
         con.execute("CREATE TABLE marts.citations AS SELECT range AS n FROM range(3)")
         publish.export_tables(con, exports, date(2026, 11, 21))  # the night of the 21st: 3 citation rows
+        publish.publish_export(exports, date(2026, 11, 21))
         # a backfill of the 19th: the history-wide mart is rebuilt over the whole history
         con.execute("INSERT INTO marts.citations SELECT range FROM range(3, 12)")
         publish.export_tables(con, exports, date(2026, 11, 19))
+        publish.publish_export(exports, date(2026, 11, 19))
     publish.publish_analytics_copy(wh, analytics)
 
     latest = json.loads((exports / "latest" / "manifest.json").read_text())
