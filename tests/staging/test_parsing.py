@@ -1060,3 +1060,12 @@ def test_text_that_starts_like_an_item_row_stays_text():
     result = parse_text(edited, url="https://www.scholarfeed.org/author/1000003")
     assert [l["title"][:5] for l in result.listings] == ["BEAM:", "EDiT:", "Machi"] and result.issues == []
     assert result.listings[1]["abstract"].startswith("AI 2024 results\nare promising.")
+
+
+def test_a_page_of_the_other_site_than_its_url_says_so():
+    """A Scholar Feed page under a BZPEER URL (a sidecar copied from the wrong file): the URL decides
+    the site, and the reject says the two disagree (was: "no bzpeer profile name/header found")."""
+    result = parse_text(sample_bytes(S004).decode(), url="https://www.bzpeer.com/authors/someone")
+    assert result.profile is None and [r["reason"] for r in result.rejects][:1] == ["no_profile"]
+    assert result.rejects[0]["detail"].startswith(
+        "the page reads as a scholarfeed page but its URL 'https://www.bzpeer.com/authors/someone' is bzpeer's")

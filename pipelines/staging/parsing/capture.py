@@ -238,7 +238,12 @@ def _parse_into(result: ParseResult, body: bytes, url: str | None, captured_at, 
     result.source_profile_id = _profile_id(site, page_url, None)
     result.listings = parsed.listings
     result.issues.extend(parsed.issues)
-    result.rejects.append(make_reject("no_profile", f"no {site} profile name/header found: {_snippet(lines)}"))
+    other = _site_from_lines(lines, f"{doc.title or ''} {doc.site_name or ''}" if doc is not None else "")
+    if other not in (site, "unknown"):  # the URL (a sidecar's, a crawl's) names the other site than the page
+        detail = f"the page reads as a {other} page but its URL {page_url!r} is {site}'s: {_snippet(lines)}"
+    else:
+        detail = f"no {site} profile name/header found: {_snippet(lines)}"
+    result.rejects.append(make_reject("no_profile", detail))
     result.rejects.extend(parsed.rejects)
 
 
