@@ -249,3 +249,49 @@ def conditional_page(body: bytes | str, *, etag: str | None = None, last_modifie
         return Reply(200, body, headers=headers, content_type=content_type)
 
     return respond
+
+
+class RawServer:
+    """127.0.0.1 socket server for byte-level faults ``LocalHttpServer`` cannot send (HTTP/1.1 framing,
+    a response trickled byte by byte, chunked bodies that also declare a length).
+
+    ``handler(conn, request_bytes)`` writes whatever bytes it likes; the connection is closed after.
+    Use as a context manager; ``close()`` also wakes handlers waiting on ``stopping``.
+    """
+
+    def __init__(self, handler: Callable[[socket.socket, bytes], None]) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.handler = handler
+        self.stopping = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        try:
+            self.handler(conn, conn.recv(65536))
+        except OSError:
+            pass  # the client hung up: expected in the timeout tests
+        finally:
+            conn.close()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}{path}"
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.sock.close()
+
+    def __enter__(self) -> "RawServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

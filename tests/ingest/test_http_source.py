@@ -7,11 +7,14 @@ tests check *what* is waited for, retried and rejected, never how long anything 
 from __future__ import annotations
 
 import socket
+import time
+import zlib
 from datetime import date, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
+import urllib3
 
 from pipelines.ingest.sources.base import Capture
 from pipelines.ingest.sources.cache import SourceCache
@@ -31,12 +34,13 @@ from pipelines.ingest.sources.http import (
     build_user_agent,
     parse_retry_after,
 )
-from pipelines.ingest.sources.robots import rules_from_response
+from pipelines.ingest.sources import http as http_mod
+from pipelines.ingest.sources.robots import RobotsCache, rules_from_response
 
 try:
-    from tests.httpserver import LocalHttpServer, Reply, conditional_page
+    from tests.httpserver import LocalHttpServer, RawServer, Reply, conditional_page
 except ImportError:  # tests/ not importable as a package in this layout
-    from httpserver import LocalHttpServer, Reply, conditional_page
+    from httpserver import LocalHttpServer, RawServer, Reply, conditional_page
 
 CONTACT = "crawler-tests@example.org"
 PARTITION = date(2026, 11, 21)
@@ -147,6 +151,9 @@ def test_retry_after_http_date_is_understood():
     assert parse_retry_after(when, clock.now()) == pytest.approx(30, abs=1)
     assert parse_retry_after("12", clock.now()) == 12
     assert parse_retry_after("soon", clock.now()) is None
+    # Latin-1 superscript digits pass str.isdigit() but are no number float() reads: ignored,
+    # not a ValueError out of the HTTP layer (was: raised).
+    assert parse_retry_after("\u00b9\u00b2", clock.now()) is None
 
 
 def test_retry_after_beyond_the_cap_gives_the_url_up_without_hammering(server, cache):
@@ -459,6 +466,26 @@ def test_robots_crawl_delay_raises_the_pace(server, cache):
     assert sorted(clock.sleeps)[-2:] == pytest.approx([7.0, 7.0])
 
 
+@pytest.mark.parametrize("line, delay, state", [("Crawl-delay: 10.5", 10.5, "rules"),
+                                                ("Crawl-delay: 300.0", 300.0, "disallow_all"),
+                                                ("Crawl-delay: nan", None, "rules"),
+                                                ("Crawl-delay: -3.5", None, "rules"),
+                                                ("Crawl-delay: inf", None, "rules")])
+def test_a_decimal_crawl_delay_is_obeyed(line, delay, state):
+    # urllib.robotparser keeps only integer Crawl-delays; 10.5 was silently dropped (so a long
+    # decimal one did not skip the host either). Nonsense values are still ignored.
+    body = f"User-agent: otherbot\nCrawl-delay: 1\n\nUser-agent: *\n{line}\nDisallow: /private/\n".encode()
+    assert rules_from_response(200, body, None, "scholarhouse").crawl_delay_s == delay
+    robots = RobotsCache(lambda url: (200, body, None, None), "scholarhouse", max_crawl_delay_s=60.0)
+    assert robots.rules_for("https://example.org/authors/x").state == state
+
+
+def test_robots_crawl_delay_of_our_own_group_wins_over_the_star_group():
+    body = b"User-agent: *\nCrawl-delay: 2.5\n\nUser-agent: scholarhouse\nCrawl-delay: 7.25\nDisallow:\n"
+    assert rules_from_response(200, body, None, "scholarhouse").crawl_delay_s == 7.25
+    assert rules_from_response(200, body, None, "otherbot").crawl_delay_s == 2.5
+
+
 def test_robots_rules_follow_rfc9309_longest_match():
     robots = (
         "User-agent: *\nDisallow: /\n\n"
@@ -729,3 +756,145 @@ def test_an_unreadable_cache_file_is_set_aside_and_the_night_goes_on(tmp_path, s
         cache.close()
     with SourceCache(path) as again:  # the new file opens as it is
         assert again.set_aside is None and again.get_page_state(server.url("/authors/a")) is not None
+
+
+# ============================================================================ byte-level server faults
+
+def _trickle(data: bytes, every_s: float):
+    """A RawServer handler that sends ``data`` one byte every ``every_s`` (never idle long enough
+    for a read timeout)."""
+
+    def handler(conn, _request):
+        for i in range(len(data)):
+            conn.sendall(data[i:i + 1])
+            time.sleep(every_s)
+
+    return handler
+
+
+def _raw_fetch(srv: RawServer, **overrides):
+    http = PoliteHttp(fast_settings(respect_robots=False, max_retries=0, read_timeout_s=2.0, **overrides),
+                      clock=ManualClock())
+    started = time.perf_counter()
+    res = http.fetch(srv.url("/authors/slow"))
+    return res, time.perf_counter() - started
+
+
+def test_max_fetch_s_bounds_a_body_that_trickles_in():
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 60\r\nConnection: close\r\n\r\n"
+
+    def handler(conn, request):
+        conn.sendall(head)
+        _trickle(b"x" * 60, 0.05)(conn, request)
+
+    with RawServer(handler) as srv:
+        res, elapsed = _raw_fetch(srv, max_fetch_s=0.5)
+    # was: ~3 s, the deadline only looked at between 64 KiB reads (and the whole body then a 'timeout')
+    assert elapsed < 1.5, elapsed
+    assert res.error == "timeout" and "0.5 s" in res.error_detail
+    assert 0 < len(res.body) < 60  # what arrived is kept
+
+
+def test_max_fetch_s_bounds_headers_that_trickle_in():
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Filler: " + b"y" * 40 + b"\r\nContent-Length: 2\r\n\r\nok"
+    with RawServer(_trickle(head, 0.05)) as srv:
+        res, elapsed = _raw_fetch(srv, max_fetch_s=0.5)
+    assert elapsed < 1.5, elapsed  # was: ~4 s, nothing bounded the status line and headers
+    assert res.error == "timeout" and res.status is None
+
+
+def test_a_complete_body_is_not_a_timeout(server, monkeypatch):
+    class LateClock:  # every look at the clock is 100 s later: the deadline has passed by the last byte
+        t = 0.0
+
+        @classmethod
+        def perf_counter(cls):
+            cls.t += 100.0
+            return cls.t
+
+    monkeypatch.setattr(http_mod, "time", LateClock)
+    server.route("/authors/a", Reply(200, SAMPLE_BODIES[0], content_type="text/plain"))
+    res = PoliteHttp(fast_settings(respect_robots=False, max_fetch_s=1.0), clock=ManualClock()).fetch(server.url("/authors/a"))
+    assert res.error is None and res.body == SAMPLE_BODIES[0]  # was: 'timeout', "body not complete after 1 s"
+
+
+def test_a_chunked_body_that_also_declares_content_length_is_not_truncated():
+    page = SAMPLE_BODIES[0]
+
+    def both(conn, _request):
+        chunks = b"".join(b"%x\r\n%s\r\n" % (len(page[i:i + 1000]), page[i:i + 1000]) for i in range(0, len(page), 1000))
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n"
+                     b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(page) + chunks + b"0\r\n\r\n")
+
+    with RawServer(both) as srv:
+        res, _ = _raw_fetch(srv)
+    # RFC 9112: with Transfer-Encoding chunked the Content-Length is ignored (was: 'truncated',
+    # "received 0 bytes, Content-Length said ...": urllib3's tell() stays 0 on the chunked path)
+    assert res.error is None and res.body == page
+
+
+def test_a_cut_chunked_body_is_still_truncated():
+    def cut(conn, _request):
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n"
+                     b"Content-Length: 5000\r\n\r\n190\r\n" + b"z" * 400 + b"\r\n3e8\r\n" + b"y" * 100)
+
+    with RawServer(cut) as srv:
+        res, _ = _raw_fetch(srv)
+    # Completeness comes from the zero-size last chunk: a stream cut before it is still truncated.
+    assert res.error == "truncated" and res.body == b"z" * 400
+
+
+def test_a_redirect_to_a_raw_utf8_location_is_followed_to_the_right_page(server, cache):
+    # What many servers put on the wire: the UTF-8 bytes of the slug, not percent-encoded.
+    raw = "/authors/jos\u00e9-garc\u00eda".encode("utf-8").decode("latin-1")
+    server.route("/authors/jose", Reply(301, b"", headers={"Location": raw}))
+    server.route("/authors/jos%C3%A9-garc%C3%ADa", Reply(200, SAMPLE_BODIES[0], content_type="text/plain"))
+    cap = crawl([server.url("/authors/jose")], cache)[server.url("/authors/jose")]
+    # was: GET /authors/jos%C3%83%C2%A9-garc%C3%83%C2%ADa (mojibake) -> 404 -> error_page
+    assert cap.reject_reason is None and cap.body == SAMPLE_BODIES[0]
+    assert cap.headers["final-url"] == server.url("/authors/jos%C3%A9-garc%C3%ADa")
+
+
+def test_a_retry_after_on_the_last_attempt_still_holds_the_host(server):
+    server.route("/a", Reply(429, "slow down", content_type="text/plain", headers={"Retry-After": "100"}))
+    server.route("/b", Reply(200, "ok", content_type="text/plain"))
+    clock = ManualClock()
+    http = PoliteHttp(fast_settings(max_retries=2, default_rate_limit_s=5.0, max_retry_after_s=120.0,
+                                    respect_robots=False), clock=clock)
+    assert http.fetch(server.url("/a")).status == 429 and server.hits("/a") == 3
+    before = clock.monotonic()
+    http.fetch(server.url("/b"))
+    assert clock.monotonic() - before >= 100  # was: 5 s, the host's last word forgotten
+
+
+def test_a_retry_after_on_a_bot_wall_not_retried_still_holds_the_host(server):
+    server.route("/a", Reply(503, CLOUDFLARE_CHALLENGE, headers={"Retry-After": "300"}))
+    server.route("/b", Reply(200, "ok", content_type="text/plain"))
+    clock = ManualClock()
+    http = PoliteHttp(fast_settings(default_rate_limit_s=5.0, max_retry_after_s=120.0, respect_robots=False), clock=clock)
+    res = http.fetch(server.url("/a"), no_retry=lambda r: True)
+    assert res.status == 503 and server.hits("/a") == 1 and res.retry_after_s == 300
+    before = clock.monotonic()
+    http.fetch(server.url("/b"))
+    assert clock.monotonic() - before >= 120  # capped by max_retry_after_s; was: 5 s
+
+
+def test_a_body_in_a_content_encoding_we_cannot_decode_is_rejected_and_the_stored_copy_kept(server, cache):
+    url = server.url("/authors/a")
+    page = SAMPLE_BODIES[0]
+    server.route("/authors/a", Reply(200, page, content_type="text/plain", headers={"ETag": '"v1"'}))
+    assert crawl([url], cache)[url].reject_reason is None
+    # Stands for a brotli stream: undecodable here either way (a CDN serving a pre-compressed object).
+    blob = zlib.compress(page, 9)[2:]
+    server.route("/authors/a", Reply(200, blob, content_type="text/plain", headers={"Content-Encoding": "br", "ETag": '"v1-br"'}))
+    cap = crawl([url], cache, partition=PARTITION + timedelta(days=1))[url]
+    # was: accepted, the compressed bytes stored as the last good copy
+    assert cap.reject_reason == "truncated" and "Content-Encoding br" in cap.reject_detail
+    assert cap.body == blob
+    state = cache.get_page_state(url)
+    assert state.body == page and state.etag == '"v1"'
+    # ... and we never ask for an encoding we could not decode.
+    decodable = set(urllib3.response.HTTPResponse.CONTENT_DECODERS)
+    for req in server.requests_to("/authors/a"):
+        offered = {e.strip() for e in req.headers["accept-encoding"].split(",")}
+        assert offered <= decodable, offered

@@ -11,13 +11,15 @@ the sites it reads:
 - **Back-off.** 429/500/502/503/504, timeouts, refused/reset connections and truncated bodies are
   retried with exponential back-off (``base * 2**(n-1)``, capped, plus optional jitter from a
   seeded RNG). ``Retry-After`` (seconds or HTTP-date) is honoured as a floor and applies to the
-  whole host; if it asks for more than ``max_retry_after_s`` we stop asking for that URL instead
-  of waiting through the night.
+  whole host, also after the last attempt; if it asks for more than ``max_retry_after_s`` we stop
+  asking for that URL instead of waiting through the night.
 - **robots.txt** fetched once per host per run and obeyed (see ``robots.py``).
 - **Bounded responses.** Bodies are streamed and abandoned past ``max_body_bytes`` (a declared
-  Content-Length over the limit is refused before reading); a wall-clock cap per response stops
-  slow trickles; redirects are followed by hand (each hop paced and robots-checked) with a hop limit
-  and loop detection; a body shorter than its Content-Length is "truncated" and retried.
+  Content-Length over the limit is refused before reading); a wall-clock cap per attempt
+  (``max_fetch_s``, headers included: a watchdog shuts the socket) stops slow trickles; redirects
+  are followed by hand (each hop paced and robots-checked) with a hop limit and loop detection; a
+  body shorter than its Content-Length (not chunked) or in a Content-Encoding we cannot decode is
+  "truncated" and retried. Accept-Encoding offers only what urllib3 can decode here.
 
 Nothing here raises for a failed fetch: ``fetch`` always returns a ``FetchResult`` whose ``error``
 says what went wrong (``timeout``, ``connection_error``, ``oversize``, ``redirect_loop``,
@@ -30,8 +32,11 @@ No Dagster imports.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
+import socket
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
@@ -41,6 +46,9 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import requests
 import urllib3
+from requests.utils import requote_uri
+from urllib3.response import HTTPResponse
+from urllib3.util import make_headers
 
 from pipelines.ingest.sources.robots import RobotsCache
 
@@ -58,6 +66,11 @@ TRUNCATED = "truncated"
 ROBOTS_DISALLOWED = "robots_disallowed"
 HTTP_ERROR = "http_error"
 _TRANSIENT_ERRORS = frozenset({TIMEOUT, CONNECTION_ERROR, TRUNCATED})
+
+# What urllib3 decodes here (gzip/deflate, plus br/zstd when brotli/zstandard are installed): all
+# we advertise in Accept-Encoding, and a body in any other coding is not a page we can read.
+_DECODABLE = frozenset(HTTPResponse.CONTENT_DECODERS) | {"identity"}
+_ACCEPT_ENCODING = make_headers(accept_encoding=True)["accept-encoding"]
 
 _CONTACT_RE = re.compile(r"^[^@\s<>();,]+@[^@\s<>();,]+\.[^@\s<>();,]+$")
 _CHUNK = 64 * 1024
@@ -147,7 +160,7 @@ class HttpSettings:
     project_url: str = DEFAULT_PROJECT_URL
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 30.0
-    max_fetch_s: float = 120.0          # wall-clock cap on reading one response body
+    max_fetch_s: float = 120.0          # wall-clock cap on one response (one attempt), headers and body
     max_retries: int = 3                # so at most 4 attempts per URL (per redirect hop)
     backoff_base_s: float = 2.0
     backoff_max_s: float = 60.0
@@ -254,7 +267,7 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # isdigit() alone passes '¹²', which float() refuses
         return float(value)
     try:
         when = parsedate_to_datetime(value)
@@ -268,6 +281,16 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
 
 
 # -------------------------------------------------------------------------------------- client
+
+def _redirect_location(location: str) -> str:
+    """A Location header as the server meant it: http.client decodes header bytes as latin-1, but a
+    raw non-ASCII Location is nearly always UTF-8 (what requests' ``get_redirect_target`` undoes)."""
+    location = location.strip()
+    try:
+        return location.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return location
+
 
 def _is_read_timeout(exc: BaseException) -> bool:
     """Whether a wrapped requests/urllib3 error is really a read timeout.
@@ -290,6 +313,94 @@ def _is_read_timeout(exc: BaseException) -> bool:
     return False
 
 
+_attempt_local = threading.local()  # the running attempt's watchdog, per thread
+
+
+class _FetchWatchdog:
+    """Shuts the attempt's socket down when ``max_fetch_s`` is up, status line and headers included.
+
+    urllib3 only has per-recv timeouts, which a server sending a byte at a time never trips, and a
+    blocking read of a body fills its whole buffer before returning. The reader then sees an early
+    end or a broken connection, and ``fired`` says it was us.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.conn = None  # the urllib3 connection of the attempt, set by _watched_pool
+        self.response = None  # its urllib3 response once the headers are in (owns the socket then)
+        self.fired = threading.Event()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(seconds,), name="fetch-watchdog", daemon=True)
+
+    def __enter__(self) -> "_FetchWatchdog":
+        _attempt_local.watchdog = self
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _attempt_local.watchdog = None
+        self._done.set()
+
+    def _run(self, seconds: float) -> None:
+        if self._done.wait(seconds):
+            return
+        self.fired.set()
+        while not self._done.is_set():  # still connecting, or between headers and response: no socket yet
+            if self.response is not None:
+                try:
+                    self.response.shutdown()  # urllib3's own way to stop a read in another thread
+                except (ValueError, RuntimeError):  # no socket to shut, or back in the pool: done
+                    pass
+                return
+            sock = getattr(self.conn, "sock", None)
+            while sock is not None and not isinstance(sock, socket.socket):
+                sock = getattr(sock, "socket", None)  # TLS inside a TLS proxy tunnel
+            if sock is not None:
+                try:
+                    # shutdown, not close: it wakes a recv blocked in the other thread. The plain
+                    # socket's method also for TLS, whose own shutdown drops the SSL state first.
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
+            self._done.wait(0.05)
+
+
+@functools.cache
+def _watched_pool(cls: type) -> type:
+    """``cls`` (a urllib3 connection pool) telling the running attempt's watchdog which connection it uses."""
+    if getattr(cls, "_tells_watchdog", False):
+        return cls
+
+    class Watched(cls):
+        _tells_watchdog = True
+
+        def _get_conn(self, timeout=None):
+            conn = super()._get_conn(timeout)
+            dog = getattr(_attempt_local, "watchdog", None)
+            if dog is not None:
+                dog.conn = conn
+            return conn
+
+    Watched.__name__ = Watched.__qualname__ = f"Watched{cls.__name__}"
+    return Watched
+
+
+def _watch_pools(manager):
+    manager.pool_classes_by_scheme = {k: _watched_pool(v) for k, v in manager.pool_classes_by_scheme.items()}
+    return manager
+
+
+class _WatchedAdapter(requests.adapters.HTTPAdapter):
+    """requests' adapter whose pools (direct and through proxies) report connections to the watchdog."""
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        _watch_pools(self.poolmanager)
+
+    def proxy_manager_for(self, proxy, **proxy_kwargs):
+        return _watch_pools(super().proxy_manager_for(proxy, **proxy_kwargs))
+
+
 class PoliteHttp:
     """One polite HTTP client (one ``requests.Session``); see the module docstring."""
 
@@ -309,10 +420,11 @@ class PoliteHttp:
         self.session = session or requests.Session()
         self.session.trust_env = settings.trust_env
         # Our own retry loop: the adapter must not retry behind our back.
-        adapter = requests.adapters.HTTPAdapter(max_retries=0)
+        adapter = _WatchedAdapter(max_retries=0)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
         self.session.headers["User-Agent"] = self.user_agent
+        self.session.headers["Accept-Encoding"] = _ACCEPT_ENCODING
         self.limiter = HostRateLimiter(self.clock, settings.default_rate_limit_s, settings.host_rate_limits_s)
         self.robots = RobotsCache(self._fetch_robots, AGENT_TOKEN, max_crawl_delay_s=settings.max_crawl_delay_s)
         self._rng = random.Random(settings.jitter_seed)
@@ -395,7 +507,7 @@ class PoliteHttp:
             if not location:
                 res.error, res.error_detail = HTTP_ERROR, f"HTTP {res.status} without a Location header"
                 return res
-            target = urljoin(current, location.strip())
+            target = requote_uri(urljoin(current, _redirect_location(location)))
             parts = urlsplit(target)
             target = urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
             if parts.scheme not in ("http", "https"):
@@ -427,17 +539,20 @@ class PoliteHttp:
             self.limiter.wait(host)
             res = self._attempt(url, headers, max_bytes, keep_prefix)
             res.attempts = attempt
+            retry_after = parse_retry_after(res.header("retry-after"), self.clock.now())
+            res.retry_after_s = retry_after
+            if retry_after is not None:
+                # The host's word holds for its next request whether or not this URL is asked
+                # again (last attempt, a bot wall not retried); no longer than we would ever wait.
+                self.limiter.defer(host, min(retry_after, s.max_retry_after_s))
             retryable = res.error in _TRANSIENT_ERRORS or (res.status in RETRY_STATUSES and res.error in (None, HTTP_ERROR))
             if retryable and res.status in RETRY_STATUSES and no_retry is not None and no_retry(res):
                 retryable = False
             if not retryable:
                 break
-            retry_after = parse_retry_after(res.header("retry-after"), self.clock.now())
-            res.retry_after_s = retry_after
             if retry_after is not None and retry_after > s.max_retry_after_s:
-                # Honour the request by not coming back for this URL; keep the host quiet for as
-                # long as we are willing to wait.
-                self.limiter.defer(host, s.max_retry_after_s)
+                # Honour the request by not coming back for this URL (the host stays deferred for
+                # as long as we are willing to wait).
                 res.error = res.error or HTTP_ERROR
                 res.error_detail = (
                     f"HTTP {res.status}: Retry-After {retry_after:g} s exceeds the max wait "
@@ -466,9 +581,15 @@ class PoliteHttp:
             kw.setdefault("body", b"")
             return FetchResult(url=url, **kw)
 
-        resp = self._send(url, headers, done)
+        with _FetchWatchdog(self.settings.max_fetch_s) as watchdog:
+            return self._send_and_read(url, headers, max_bytes, keep_prefix, started, done, watchdog)
+
+    def _send_and_read(self, url: str, headers: Mapping[str, str], max_bytes: int, keep_prefix: bool,
+                       started: float, done: Callable[..., FetchResult], watchdog: _FetchWatchdog) -> FetchResult:
+        resp = self._send(url, headers, done, watchdog)
         if isinstance(resp, FetchResult):
             return resp
+        watchdog.response = resp.raw
         with resp:
             hdrs = {k.lower(): v for k, v in resp.headers.items()}
             status = resp.status_code
@@ -485,10 +606,10 @@ class PoliteHttp:
                     **base, error=OVERSIZE,
                     error_detail=f"Content-Length {declared} exceeds the limit of {max_bytes} bytes; not downloaded",
                 )
-            return self._read_body(resp, base, done, started + self.settings.max_fetch_s, declared=declared,
+            return self._read_body(resp, base, done, started + self.settings.max_fetch_s, watchdog, declared=declared,
                                    max_bytes=max_bytes, keep_prefix=keep_prefix)
 
-    def _send(self, url: str, headers: Mapping[str, str], done: Callable[..., FetchResult]):
+    def _send(self, url: str, headers: Mapping[str, str], done: Callable[..., FetchResult], watchdog: _FetchWatchdog):
         """The GET (streamed, redirects not followed): the response, or the FetchResult of a request
         that failed (an invalid URL, a timeout, a connection error)."""
         s = self.settings
@@ -507,12 +628,15 @@ class PoliteHttp:
             kind = "connect" if isinstance(exc, requests.exceptions.ConnectTimeout) else "read"
             return done(status=None, error=TIMEOUT, error_detail=f"{kind} timeout: {type(exc).__name__}")
         except requests.exceptions.RequestException as exc:
+            if watchdog.fired.is_set():
+                return done(status=None, error=TIMEOUT,
+                            error_detail=f"no complete status line and headers after {s.max_fetch_s:g} s")
             if _is_read_timeout(exc):
                 return done(status=None, error=TIMEOUT, error_detail=f"timeout: {type(exc).__name__}")
             return done(status=None, error=CONNECTION_ERROR, error_detail=f"{type(exc).__name__}: {exc}"[:500])
 
-    def _read_body(self, resp, base: dict, done: Callable[..., FetchResult], deadline: float, *,
-                   declared: int | None, max_bytes: int, keep_prefix: bool) -> FetchResult:
+    def _read_body(self, resp, base: dict, done: Callable[..., FetchResult], deadline: float,
+                   watchdog: _FetchWatchdog, *, declared: int | None, max_bytes: int, keep_prefix: bool) -> FetchResult:
         """The body, read up to ``max_bytes`` and the ``deadline``: what was read is kept when it is
         cut (too large, too slow, a broken connection, shorter than its Content-Length)."""
         s = self.settings
@@ -523,7 +647,25 @@ class PoliteHttp:
         raw = resp.raw
         if hasattr(raw, "enforce_content_length"):
             raw.enforce_content_length = False
+        # RFC 9112 6.3: with Transfer-Encoding chunked a Content-Length is ignored; the zero-size
+        # last chunk ends the body (a stream cut before it raises), and urllib3's tell() stays 0.
+        chunked = bool(getattr(raw, "chunked", False))
+        length = None if chunked else declared
+        coding = hdrs.get("content-encoding", "").strip()
+        undecodable = [c for c in (p.strip().lower() for p in coding.split(",")) if c and c not in _DECODABLE]
         body = bytearray()
+
+        def received() -> int:  # raw (still encoded) bytes
+            return raw.tell() if hasattr(raw, "tell") else len(body)
+
+        def timed_out(complete: bool) -> FetchResult | None:
+            # The watchdog shut the socket (a close-delimited body then just ends), or the deadline
+            # passed; a body that reached its Content-Length arrived whole all the same.
+            if complete or not (watchdog.fired.is_set() or time.perf_counter() > deadline):
+                return None
+            return done(**base, body=bytes(body), error=TIMEOUT,
+                        error_detail=f"body not complete after {s.max_fetch_s:g} s ({len(body)} bytes read)")
+
         try:
             for chunk in resp.iter_content(_CHUNK):
                 body += chunk
@@ -534,29 +676,45 @@ class PoliteHttp:
                         **base, body=bytes(body[:max_bytes]), error=OVERSIZE,
                         error_detail=f"body exceeded the limit of {max_bytes} bytes; download abandoned",
                     )
-                if time.perf_counter() > deadline:
-                    return done(
-                        **base, body=bytes(body), error=TIMEOUT,
-                        error_detail=f"body not complete after {s.max_fetch_s:g} s ({len(body)} bytes read)",
-                    )
+                late = timed_out(length is not None and received() >= length)
+                if late is not None:
+                    return late
         except requests.exceptions.RequestException as exc:
+            late = timed_out(False)
+            if late is not None:
+                return late
             if _is_read_timeout(exc):
                 return done(**base, body=bytes(body), error=TIMEOUT,
                             error_detail=f"read timeout after {len(body)} bytes of the body")
+            if undecodable:
+                return self._undecodable(base, done, body, coding)
             if isinstance(exc, requests.exceptions.ContentDecodingError):
                 # A body that does not decode as its Content-Encoding says: corrupt or cut short on
                 # the way, so asked again like a truncated one, but said as it is.
-                coding = hdrs.get("content-encoding", "").strip() or "its Content-Encoding"
                 return done(**base, body=bytes(body), error=TRUNCATED,
-                            error_detail=f"the body does not decode as {coding} after {len(body)} decoded bytes")
+                            error_detail=f"the body does not decode as {coding or 'its Content-Encoding'} "
+                                         f"after {len(body)} decoded bytes")
             return done(**base, body=bytes(body), error=TRUNCATED,
                         error_detail=f"connection broken after {len(body)} bytes"
                         + (f" of {declared}" if declared is not None else "") + f": {type(exc).__name__}")
-        if declared is not None:
-            encoded = hdrs.get("content-encoding", "identity").strip().lower() not in ("", "identity")
-            received = raw.tell() if hasattr(raw, "tell") else len(body)
-            if received < declared or (not encoded and len(body) < declared):
+        late = timed_out(chunked or (length is not None and received() >= length))
+        if late is not None:
+            return late
+        if length is not None:
+            encoded = coding.lower() not in ("", "identity")
+            if received() < length or (not encoded and len(body) < length):
                 return done(**base, body=bytes(body), error=TRUNCATED,
-                            error_detail=f"received {received} bytes, Content-Length said {declared}")
+                            error_detail=f"received {received()} bytes, Content-Length said {length}")
+        if undecodable:
+            return self._undecodable(base, done, body, coding)
         error = HTTP_ERROR if status >= 400 else None
         return done(**base, body=bytes(body), error=error, error_detail=(f"HTTP {status}" if error else None))
+
+    @staticmethod
+    def _undecodable(base: dict, done: Callable[..., FetchResult], body: bytearray, coding: str) -> FetchResult:
+        # Still encoded, so not the page: 'truncated', the reason for a body that does not decode
+        # as its Content-Encoding says (the stored copy is kept; asked again, as another edge or
+        # the next night may send a coding we asked for).
+        return done(**base, body=bytes(body), error=TRUNCATED,
+                    error_detail=f"Content-Encoding {coding}, which we did not ask for and cannot decode "
+                                 f"({len(body)} bytes kept as received)")

@@ -9,8 +9,8 @@ Policy (RFC 9309, "Robots Exclusion Protocol"):
 - A redirect chain that loops or runs past the redirect limit: "unavailable" (allow), as the RFC permits.
 - Only the first ``robots_max_bytes`` bytes are parsed (the RFC asks for at least 500 KiB).
 
-``urllib.robotparser`` groups the file by user-agent and reads ``Crawl-delay`` / ``Request-rate``,
-but it matches rules first-come and without wildcards. Rules are therefore evaluated here the way
+``urllib.robotparser`` groups the file by user-agent and reads ``Crawl-delay`` / ``Request-rate``
+(a decimal Crawl-delay such as ``10.5``, which it drops, is read here), but it matches rules first-come and without wildcards. Rules are therefore evaluated here the way
 RFC 9309 says: the longest matching path pattern wins, ``Allow`` wins a tie, ``*`` matches any run
 of characters and a trailing ``$`` anchors the end.
 
@@ -19,6 +19,7 @@ No network code lives here: the owner (``PoliteHttp``) passes in a function that
 
 from __future__ import annotations
 
+import math
 import re
 import urllib.robotparser
 from dataclasses import dataclass
@@ -97,6 +98,33 @@ def _rfc_allows(parser: urllib.robotparser.RobotFileParser, url: str, agent_toke
     return best_allow
 
 
+def _crawl_delay(lines: list[str], agent_token: str) -> float | None:
+    """The Crawl-delay of the group that applies to us, decimals included; None if none or not a
+    finite, non-negative number.
+
+    urllib.robotparser keeps only integer values (``10.5`` is dropped), so each Crawl-delay value is
+    swapped for its line number and the file parsed again: robotparser still picks the group.
+    """
+    values: dict[int, str] = {}
+    numbered = []
+    for i, line in enumerate(lines):
+        key, sep, value = line.split("#", 1)[0].partition(":")  # as robotparser splits a line
+        if sep and key.strip().lower() == "crawl-delay":
+            values[i] = value.strip()
+            line = f"Crawl-delay: {i}"
+        numbered.append(line)
+    if not values:
+        return None
+    parser = urllib.robotparser.RobotFileParser()
+    parser.parse(numbered)
+    index = parser.crawl_delay(agent_token)
+    try:
+        delay = float(values[index]) if index is not None else None
+    except ValueError:
+        return None
+    return delay if delay is not None and math.isfinite(delay) and delay >= 0 else None
+
+
 def rules_from_response(
     status: int | None, body: bytes, error: str | None, agent_token: str, error_detail: str | None = None
 ) -> RobotsRules:
@@ -114,16 +142,10 @@ def rules_from_response(
         return RobotsRules(ALLOW_ALL, f"robots.txt HTTP {status}: no rules; all allowed")
     if not (200 <= status < 300):
         return RobotsRules(ALLOW_ALL, f"robots.txt HTTP {status}: treated as unavailable; all allowed")
-    text = body.decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = body.decode("utf-8", errors="replace").lstrip("\ufeff").splitlines()
     parser = urllib.robotparser.RobotFileParser()
-    parser.parse(text.splitlines())
-    delay: float | None = None
-    crawl_delay = parser.crawl_delay(agent_token)
-    if crawl_delay is not None:
-        try:
-            delay = float(crawl_delay)
-        except (TypeError, ValueError):
-            delay = None
+    parser.parse(lines)
+    delay = _crawl_delay(lines, agent_token)
     rate = parser.request_rate(agent_token)
     if rate is not None and rate.requests > 0:
         implied = rate.seconds / rate.requests
