@@ -15,6 +15,7 @@ from pipelines.ingest.sources.http import ContactRequiredError, HttpSettings, Ma
 from pipelines.ingest.sources.openalex import (
     AUTHORS_SCHEMA,
     WORKS_SCHEMA,
+    OpenAlexBadAnswer,
     OpenAlexBudgetExhausted,
     OpenAlexClient,
     OpenAlexError,
@@ -172,6 +173,39 @@ def test_cursor_paging_walks_every_page(server, clock):
     assert row["counts_by_year"] == [{"year": 2025, "cited_by_count": 7}] and row["matched_by"] == "list"
     with pytest.raises(ValueError):
         list(client.iter_works(per_page=500))
+
+
+def _one_work_page(next_cursor: str | None, count: int) -> str:
+    page = json.loads(fixture("works_page1.json"))
+    page["results"] = page["results"][:1]
+    page["meta"] = {**page["meta"], "next_cursor": next_cursor, "count": count}
+    return json.dumps(page)
+
+
+def test_paging_that_returns_the_same_cursor_again_is_a_bad_answer_not_an_endless_loop(server, clock):
+    """Was: the same next_cursor again made the loop ask (or, cached, re-read) the same page forever."""
+    server.route("/works", Reply(200, _one_work_page("AoJ-same", 10_000), content_type=JSON))
+    client = make_client(server, clock)
+    got = []
+    with pytest.raises(OpenAlexBadAnswer, match="cursor already used"):
+        for work in client.iter_works(filter="author.id:A5000000001"):
+            got.append(work.openalex_id)
+    assert len(got) == 2 and server.hits("/works") == 2
+
+
+def test_an_empty_page_short_of_the_announced_count_is_a_bad_answer_not_the_end(server, clock):
+    """Was: an empty page in the middle ended the list silently, as if it were complete."""
+    def pages(req):
+        cursor = parse_qs(req.query)["cursor"][0]
+        if cursor == "*":
+            return Reply(200, _one_work_page("next", 3), content_type=JSON)
+        empty = json.loads(_one_work_page(None, 3))
+        empty["results"] = []
+        return Reply(200, json.dumps(empty), content_type=JSON)
+
+    server.route("/works", pages)
+    with pytest.raises(OpenAlexBadAnswer, match="empty page after 1 of 3"):
+        list(make_client(server, clock).iter_works(filter="author.id:A5000000001"))
 
 
 def test_title_search_confirms_title_and_year(server, clock):

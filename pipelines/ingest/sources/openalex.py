@@ -274,8 +274,10 @@ class OpenAlexClient:
         if not 1 <= per_page <= MAX_PER_PAGE:
             raise ValueError(f"per_page must be 1..{MAX_PER_PAGE}")
         cursor: str | None = "*"
-        pages = 0
+        pages = yielded = 0
+        seen: set[str] = set()
         while cursor:
+            seen.add(cursor)
             answer = self._get(f"/{entity}", {**(params or {}), "per-page": per_page, "cursor": cursor}, expect="list")
             pages += 1
             if answer.status == 404:
@@ -283,9 +285,22 @@ class OpenAlexClient:
             results = answer.data.get("results") or []
             for item in results:
                 yield item, answer.fetched_at
-            cursor = (answer.data.get("meta") or {}).get("next_cursor")
-            if not results or (max_pages is not None and pages >= max_pages):
+            yielded += len(results)
+            meta = answer.data.get("meta") or {}
+            cursor = meta.get("next_cursor")
+            if max_pages is not None and pages >= max_pages:
                 return
+            count = meta.get("count")
+            if not results:
+                # An empty page ends the list; one that ends it short of the count it announced is
+                # not the end of the list but a gap, and is said so rather than taken for the end.
+                if isinstance(count, int) and not isinstance(count, bool) and yielded < count:
+                    raise OpenAlexBadAnswer(answers.EMPTY_ANSWER, f"OpenAlex /{entity}: an empty page after "
+                                                                  f"{yielded} of {count} results (page {pages})")
+                return
+            if cursor in seen:  # the same cursor again: the paging would never end
+                raise OpenAlexBadAnswer(answers.UNEXPECTED_SHAPE, f"OpenAlex /{entity}: page {pages} returned a "
+                                                                  f"cursor already used ({str(cursor)[:40]!r})")
 
     def iter_works(self, *, filter: str | None = None, search: str | None = None, per_page: int = MAX_PER_PAGE,
                    max_pages: int | None = None) -> Iterator[OpenAlexWork]:
