@@ -167,6 +167,16 @@ def _byline(con, fid):
     assert abstract.startswith("Many large vision models")
 
 
+# Item 3's byline (printed once on the page) with affiliations in brackets, which no byline reads.
+UNREAD_BYLINE = ("Lei Qu, Lianhai Ren, Peng Cheng et al.", "Lei Qu (MSRA), Lianhai Ren (Tsinghua), Peng Cheng et al.")
+
+
+def _unread_byline(con, fid):
+    authors, abstract = _one(con, "SELECT l.byline_authors, l.abstract FROM staging.listings l JOIN staging.profiles p "
+                                  "USING (partition_date, capture_id) WHERE p.fetch_id = ? AND l.position = 3", fid)
+    assert authors == [] and abstract.startswith(UNREAD_BYLINE[1] + "\nAn increasing variety")
+
+
 def _listed(n: int):
     def check(con, fid):
         assert _one(con, "SELECT listed_items FROM staging.profiles WHERE fetch_id = ?", fid) == (n,)
@@ -233,6 +243,10 @@ ZOO = [
     Case("500-name byline", "long-byline.txt",
          write("long-byline.txt", scholarfeed("Zoo Longbyline", ("Yucheng Ding, Chaoyue Niu, Fan Wu et al.\n\nMany", BYLINE_500 + "\n\nMany")) ),
          profile="Zoo Longbyline", check=_byline),
+    Case("byline of names it cannot read", "unread-byline.txt",
+         write("unread-byline.txt", scholarfeed("Zoo Unreadbyline", (UNREAD_BYLINE[0], UNREAD_BYLINE[1]))),
+         profile="Zoo Unreadbyline", issues=(("unreadable_byline", "byline_authors", "kept", UNREAD_BYLINE[1]),),
+         check=_unread_byline),
     Case("impossible day", "feb30.txt", write("feb30.txt", scholarfeed("Zoo Febthirty", ("LGMar 18, 2023", "LGFeb 30, 2023"))),
          profile="Zoo Febthirty", issues=(("impossible_date", "pub_date", "repaired", "Feb 30, 2023"),),
          check=_listing(1, (2023, date(2023, 2, 1), "month"), "l.year, l.pub_date, l.date_precision")),

@@ -1069,3 +1069,140 @@ def test_a_page_of_the_other_site_than_its_url_says_so():
     assert result.profile is None and [r["reason"] for r in result.rejects][:1] == ["no_profile"]
     assert result.rejects[0]["detail"].startswith(
         "the page reads as a scholarfeed page but its URL 'https://www.bzpeer.com/authors/someone' is bzpeer's")
+
+
+# --------------------------------------------------------------------------------------------
+# Names: bylines with suffixes, marks and counted cuts; profile names beside taglines
+# --------------------------------------------------------------------------------------------
+
+S004_BYLINE = "Jialiang Cheng, Ning Gao, Yun Yue et al."  # item 2 of sample 004
+SF_URL = "https://www.scholarfeed.org/author/1000003"
+BZ_URL = "https://www.bzpeer.com/authors/daning-cheng"
+
+
+def _s004_with_byline(byline: str) -> ParseResult:
+    return parse_capture(_variant(S004, (S004_BYLINE, byline)), url=SF_URL, captured_at=CAPTURED)
+
+
+BYLINE_FORMS = [
+    # (id, byline as printed, names read, byline_truncated)
+    ("suffix Jr.", "Jialiang Cheng, Ning Gao, John Smith Jr.", ["Jialiang Cheng", "Ning Gao", "John Smith Jr."], False),
+    ("suffix after its own comma", "John Smith, Jr., Ning Gao, Yun Yue III", ["John Smith Jr.", "Ning Gao", "Yun Yue III"], False),
+    ("affiliation marks", "Jialiang Cheng†, Ning Gao*, Yun Yue‡ et al.", ["Jialiang Cheng", "Ning Gao", "Yun Yue"], True),
+    ("footnote numbers", "Jialiang Cheng1,2, Ning Gao², Yun Yue3", ["Jialiang Cheng", "Ning Gao", "Yun Yue"], False),
+    ("and N others", "Jialiang Cheng, Ning Gao and 5 others", ["Jialiang Cheng", "Ning Gao"], True),
+    ("N more", "Jialiang Cheng, Ning Gao, Yun Yue, 4 more", ["Jialiang Cheng", "Ning Gao", "Yun Yue"], True),
+    ("+N more authors", "Jialiang Cheng, Ning Gao +12 more authors", ["Jialiang Cheng", "Ning Gao"], True),
+    ("particle first", "de Souza M., van der Berg J., Ning Gao", ["de Souza M.", "van der Berg J.", "Ning Gao"], False),
+    ("glued particles", "Jean le Rond d'Alembert, Omar al-Farabi", ["Jean le Rond d'Alembert", "Omar al-Farabi"], False),
+    ("conjunctions inside names", "Josep Puig i Cadafalch, Maria Silva e Costa", ["Josep Puig i Cadafalch", "Maria Silva e Costa"], False),
+    ("serial comma", "Jialiang Cheng, Ning Gao, and Yun Yue", ["Jialiang Cheng", "Ning Gao", "Yun Yue"], False),
+    ("middle dots", "Jialiang Cheng · Ning Gao · Yun Yue", ["Jialiang Cheng", "Ning Gao", "Yun Yue"], False),
+]
+
+
+@pytest.mark.parametrize("byline, names, truncated", [c[1:] for c in BYLINE_FORMS], ids=[c[0] for c in BYLINE_FORMS])
+def test_common_byline_forms_are_read_as_bylines(byline, names, truncated):
+    """One name the reader could not read ("Smith Jr.", "Cheng†", "and 5 others") made the whole
+    line abstract text: the item's authors were lost without a trace."""
+    assert parse_byline(byline) == (names, truncated)
+    result = _s004_with_byline(byline)
+    item = result.listings[1]
+    assert (item["byline_authors"], item["byline_truncated"]) == (names, truncated)
+    assert item["abstract"].startswith("Distributed training methods")
+    assert result.issues == [] and result.rejects == []
+
+
+def test_forms_that_already_read_stay_read():
+    assert parse_byline("Smith J., Doe K.") == (["Smith J.", "Doe K."], False)
+    assert parse_byline("Rowling J.K., Jean-Pierre O'Neil") == (["Rowling J.K.", "Jean-Pierre O'Neil"], False)
+
+
+@pytest.mark.parametrize("line", [
+    "We compare Adam, SGD and Local SGD.",
+    "Deep Learning, Reinforcement Learning, and Computer Vision are important.",
+    "C4, T5 and GPT4",                      # digits glued to capitals are model names, not footnotes
+    "In 2024, we trained 5 more models.",
+    "Results on ImageNet (top-1), CIFAR-10 and more",
+    "Withdrawn.",
+])
+def test_abstract_lines_are_neither_bylines_nor_unread_bylines(line):
+    from pipelines.staging.parsing.fields import looks_like_byline
+
+    assert parse_byline(line) is None and not looks_like_byline(line)
+    result = _s004_with_byline(line)
+    assert result.listings[1]["byline_authors"] == [] and result.listings[1]["abstract"].startswith(line)
+    assert result.issues == []
+
+
+@pytest.mark.parametrize("byline", [
+    "Jialiang Cheng (Alibaba Group), Ning Gao, Yun Yue et al.",
+    "Jialiang Cheng <jialiang@example.org>, Ning Gao",
+    "Jialiang Cheng [1], Ning Gao [2], Yun Yue [1]",
+    "Jialiang Cheng, Ning Gao, ..., Yun Yue",
+])
+def test_a_names_line_that_is_not_a_readable_byline_is_an_issue_not_silent_abstract(byline):
+    """Kept as the abstract's start (the line is only probably a byline and the issue keeps 200
+    characters of it), with an ``unreadable_byline`` issue on the item."""
+    result = _s004_with_byline(byline)
+    item = result.listings[1]
+    assert item["byline_authors"] == [] and item["abstract"].startswith(byline)
+    assert [(i["reason"], i["field"], i["action"], i["raw_value"], i["position"]) for i in result.issues] == [
+        ("unreadable_byline", "byline_authors", "kept", byline, 2)]
+    assert result.rejects == [] and [l["byline_authors"] != [] for l in result.listings] == [True, False, True]
+
+
+def test_an_unread_names_line_is_not_doubted_where_no_item_has_a_byline():
+    page = SF_MINIMAL.format(rows="LGMar 18, 2023\nFirst title\nJialiang Cheng (Alibaba), Ning Gao\n\n"
+                                  "CLMar 19, 2023\nSecond title\nAn abstract, which is a sentence.")
+    result = parse_text(page)
+    assert [l["byline_authors"] for l in result.listings] == [[], []] and result.issues == []
+
+
+PROFILE_NAMES = ["Robert Smith Jr.", "Robert Smith III", "Smith R.", "Jane Doe, Ph.D."]
+
+
+@pytest.mark.parametrize("name", PROFILE_NAMES)
+@pytest.mark.parametrize("sample, old, url", [(S004, "Jialiang Cheng\n", SF_URL), (S000, "Daning Cheng\n", BZ_URL)],
+                         ids=["scholarfeed", "bzpeer"])
+def test_a_profile_name_with_a_suffix_or_a_final_initial_is_a_name(sample, old, url, name):
+    """A name ending in a period ("Jr.", "R.") was "a sentence": the whole profile was lost (no_profile)."""
+    result = parse_capture(_variant(sample, (old, name + "\n")), url=url, captured_at=CAPTURED)
+    assert result.rejects == [] and result.profile["name"] == name
+
+
+TAGLINE = "Efficient distributed training for LLMs"
+
+
+@pytest.mark.parametrize("header, name", [
+    (f"Jialiang Cheng\n\n{TAGLINE}\n\nAI\n", "Jialiang Cheng"),
+    ("Jialiang Cheng\n\nMachine Learning Researcher\n\nAI\n", "Jialiang Cheng"),
+    (f"Jialiang Cheng\n\n{TAGLINE}\n\nAlibaba Group Research\n\nAI\n", "Jialiang Cheng"),
+    ("jialiang cheng\n\nAI\n", "jialiang cheng"),                 # a name written in lower case is still one
+    ("Ana María de la Cruz y Gasset\n\nAI\n", "Ana María de la Cruz y Gasset"),
+    ("Josep Puig i Cadafalch\n\nAI\n", "Josep Puig i Cadafalch"),
+], ids=["tagline", "role headline", "tagline and affiliation", "lower-case name", "particles", "Catalan conjunction"])
+def test_a_tagline_between_the_name_and_the_metrics_is_not_the_name(header, name):
+    result = parse_capture(_variant(S004, ("Jialiang Cheng\n\nAI\n", header)), url=SF_URL, captured_at=CAPTURED)
+    assert result.rejects == [] and result.profile["name"] == name
+
+
+def test_a_tagline_alone_is_not_a_profile_name():
+    result = parse_capture(_variant(S004, ("Jialiang Cheng\n", TAGLINE + "\n")), url=SF_URL, captured_at=CAPTURED)
+    assert result.profile is None and reasons(result) == ["no_profile"]
+    assert len(result.listings) == 3  # the items are still kept
+
+
+BZ_BIO = "Daning Cheng contributes to research discovery and scholarly infrastructure."
+
+
+@pytest.mark.parametrize("edits, bio", [
+    # No label, and a bio without a final period: the bio was taken for the name.
+    ((("Researcher profile\n", ""), (BZ_BIO, "Working on efficient distributed training for LLMs")),
+     "Working on efficient distributed training for LLMs"),
+    # A tagline between the label and the name: the tagline was taken for the name.
+    ((("Researcher profile\n\nDaning Cheng\n", f"Researcher profile\n\n{TAGLINE}\n\nDaning Cheng\n"),), BZ_BIO),
+], ids=["no label, bio without a period", "tagline after the label"])
+def test_a_bzpeer_bio_or_tagline_is_not_the_name(edits, bio):
+    result = parse_capture(_variant(S000, *edits), url=BZ_URL, captured_at=CAPTURED)
+    assert result.rejects == [] and (result.profile["name"], result.profile["bio"]) == ("Daning Cheng", bio)

@@ -39,7 +39,8 @@ Design
 - What lands repaired or doubtful is an *issue* (``ParseResult.issues`` → ``staging.quality_issues``),
   one row per value with the raw text kept: a number outside its column's domain
   (``domains``: NULL, or kept on the warning-only site scores), a metric whose value is not a
-  number, an impossible day (stored at month precision), an item dated after the capture, a
+  number, a names-like line after a title that is not a readable byline (kept as the abstract's
+  start), an impossible day (stored at month precision), an item dated after the capture, a
   guessed encoding or replaced bytes, NUL padding dropped. Codes: ``result.ISSUE_REASONS``.
 
   A page that parses but lists zero items is not a reject. A profile that declares more items

@@ -26,8 +26,7 @@ from pipelines.staging.parsing.fields import (
     LOOSE_NUMBER, NUMBER, code_urls, is_footer, is_ui_label, overlong_metric, parse_count,
 )
 from pipelines.staging.parsing.layout import (
-    Page, content_end, item_paper_link, judge_items, looks_like_person_name, nearest_name_line, site_signals,
-    split_items,
+    Page, content_end, item_paper_link, judge_items, looks_like_person_name, name_line, site_signals, split_items,
 )
 from pipelines.staging.parsing.result import SiteParse, empty_listing, empty_profile, make_issue
 from pipelines.textnorm import normalize_text
@@ -133,7 +132,7 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
     if label_index is None and first_anchor is None:
         return None, None
     name_index = _name_index(lines, header_end, label_index, first_anchor)
-    if name_index is None or not looks_like_person_name(lines[name_index]):
+    if name_index is None:
         return None, None
     profile["name"] = lines[name_index]
 
@@ -215,24 +214,19 @@ def _read_trust(m: re.Match, line: str, profile: dict) -> None:
 
 
 def _name_index(lines: list[str], header_end: int, label_index: int | None, first_anchor: int | None) -> int | None:
-    """The name's line: the line after the "Researcher profile" label, else the line before the
-    bio/anchor."""
-    name_index = None
+    """The name's line: the line after the "Researcher profile" label when it reads as a name, else
+    the name above the bio/anchor (``name_line``: a bio or tagline is passed over), never above the
+    label."""
     if label_index is not None:
         for i in range(label_index + 1, header_end):
             if is_ui_label(lines[i]) or is_footer(lines[i]):
                 continue
-            if not _is_structure(lines[i]):
-                name_index = i
+            if not _is_structure(lines[i]) and looks_like_person_name(lines[i]):
+                return i
             break
-    if name_index is None and first_anchor is not None:
-        name_index = nearest_name_line(lines, first_anchor, _is_structure)
-        # The closest line may be the bio (a sentence): the name is then the one above it.
-        if name_index is not None and not looks_like_person_name(lines[name_index]):
-            above = nearest_name_line(lines, name_index, _is_structure)
-            if above is not None and looks_like_person_name(lines[above]):
-                name_index = above
-    return name_index
+    if first_anchor is None:
+        return None
+    return name_line(lines, first_anchor, _is_structure, floor=0 if label_index is None else label_index + 1)
 
 
 def find_list_header(lines: list[str]) -> int | None:

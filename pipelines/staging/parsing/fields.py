@@ -226,13 +226,48 @@ def arxiv_from_link(href: str) -> tuple[str | None, int | None]:
 
 # --- bylines ----------------------------------------------------------------------------------
 
-_ET_AL = re.compile(r"(?:,?\s*(?:et\.?\s?al\.?|and others|\+\s?\d+\s?(?:more|others)?|…|\.\.\.))\s*$", re.IGNORECASE)
-_NAME_SPLIT = re.compile(r"\s*(?:,|;|\s&\s|\sand\s)\s*")
-_PARTICLES = frozenset(
-    "van von der den de del della di da dos du le la bin ibn al el y zu ter ten af av".split()
+# How a cut author list ends: "et al.", "and others", "and 5 others", "4 more", "+3", "…".
+_MORE_WORD = r"(?:more(?:\s(?:authors?|others))?|others?|(?:other|more)\s(?:co-?)?authors?|co-?authors?|authors)"
+_ET_AL = re.compile(
+    r"(?:,?\s*(?:et\.?\s?al\.?|and others"
+    rf"|(?:(?:and|&)\s)?\+?\s?\d{{1,5}}\s?{_MORE_WORD}|\+\s?\d{{1,5}}|…|\.\.\.))\s*$",
+    re.IGNORECASE,
 )
-_ENDS_WITH_INITIAL = re.compile(r"(?:^|\s)[^\W\d_]\.$")  # "Smith J." ends a name, not a sentence
+# Separators between names; the Oxford ", and" first so that "and" does not start a name.
+_NAME_SPLIT = re.compile(r"\s*(?:,\s*(?:and|&)\s|,|;|\s&\s|\sand\s|\s[·•]\s)\s*")
+NAME_PARTICLES = frozenset(
+    "van von der den de del della di da das do dos du le la las los bin ibn al el y i e zu ter ten af av".split()
+)
+# A particle glued to a capitalised family name: "d'Alembert", "dell'Acqua", "al-Farabi", "el-Sayed".
+_PARTICLE_GLUED = re.compile(r"(?:[a-z]{1,4}['’]|(?:al|el|ul|bin|ibn|abu|ben|bint)-)[^\W\d_]")
+# Generational suffixes and degrees written after a name; names.py drops the same ones when matching,
+# so a byline keeps them as the page wrote them ("John Smith Jr.").
+NAME_SUFFIXES = frozenset("jr sr jnr snr ii iii iv phd md".split())
+# "Smith J." / "Rowling J.K." end a name, not a sentence; so do "Jr." and "Ph.D.".
+_ENDS_WITH_INITIAL = re.compile(r"(?:^|[\s.\-])[^\W\d_]\.$")
 _NAME_TOKEN = re.compile(r"[^\W\d_](?:[^\W\d_]|['’.\-])*")
+# Footnote and affiliation marks after a name: "Cheng†", "Gao*", "Yue¹", "Cheng1,2". Digits only count
+# glued to a lower-case letter: "Cheng, 2024" keeps its year (and fails as a byline), and "C4", "GPT4"
+# or "T5" stay model names, not the names "C", "GPT", "T".
+_MARKS = re.compile(
+    r"[†‡§¶*∗⋆✝#✉⁰¹²³⁴⁵⁶⁷⁸⁹]+|(?<=[a-zà-öø-ÿ])\d{1,3}(?:,\d{1,3}(?=[,;\s]|$))*(?![^\W_])"
+)
+# Asides a byline may carry that parse_byline does not read: "(Alibaba)", "[1]", "<a@b.org>", "a@b.org".
+# The address's parts are bounded so that a long run without "@" is not rescanned from every start.
+_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|<[^<>]*>|[\w.+-]{1,64}@[\w.-]{1,255}")
+
+
+def is_name_suffix(token: str) -> bool:
+    return token.replace(".", "").lower() in NAME_SUFFIXES
+
+
+def ends_like_a_name(text: str) -> bool:
+    """A trailing period that closes a name, not a sentence: an initial ("Smith J.") or a suffix
+    ("Robert Smith Jr.", "Jane Doe, Ph.D.")."""
+    if not text.endswith("."):
+        return True
+    words = text.split()
+    return bool(_ENDS_WITH_INITIAL.search(text)) or (bool(words) and is_name_suffix(words[-1]))
 
 
 def _looks_like_name(part: str) -> bool:
@@ -245,33 +280,70 @@ def _looks_like_name(part: str) -> bool:
         first = token[0]
         if first.isupper() or not first.isascii():
             continue
-        if token.lower() in _PARTICLES and 0 < i < len(tokens) - 1:
+        # A particle is never the whole name nor its end ("de Souza", "Bob van der Berg").
+        if token.lower() in NAME_PARTICLES and i < len(tokens) - 1:
+            continue
+        glued = _PARTICLE_GLUED.match(token)
+        if glued and token[glued.end() - 1].isupper():
             continue
         return False
     return True
 
 
+def _byline_parts(text: str) -> tuple[list[str], bool, str]:
+    """The names a byline line lists (marks dropped, a suffix after its own comma joined to its
+    name), whether the list says it was cut, and the text before the cut."""
+    text = " ".join(_MARKS.sub("", text).split())
+    truncated = False
+    m = _ET_AL.search(text)
+    if m:
+        truncated = True
+        text = text[: m.start()].strip()
+    parts: list[str] = []
+    for part in _NAME_SPLIT.split(text):
+        if not part:
+            continue
+        if parts and all(is_name_suffix(t) for t in part.split()):  # "John Smith, Jr." is one person
+            parts[-1] = f"{parts[-1]} {part}"
+        else:
+            parts.append(part)
+    return parts, truncated, text
+
+
 def parse_byline(line: str) -> tuple[list[str], bool] | None:
-    """``'A B, C D, E F et al.'`` -> (['A B', 'C D', 'E F'], True); None if it is not a byline."""
+    """``'A B, C D, E F et al.'`` -> (['A B', 'C D', 'E F'], True); None if it is not a byline.
+
+    Footnote marks are dropped (``'Cheng†'``, ``'Gao1,2'``), suffixes stay with their name
+    (``'John Smith Jr.'``), and "and 5 others" / "4 more" mark the list as cut like "et al."."""
     text = line.strip()
     # Colons, brackets, question marks and exclamations belong to sentences, not to name lists.
     # No length limit: a byline of 500 names is a byline (a large collaboration), not an abstract;
     # every name must still read as one, and the checks are linear in the line.
     if not text or any(ch in text for ch in ":()[]?!"):
         return None
-    truncated = False
-    m = _ET_AL.search(text)
-    if m:
-        truncated = True
-        text = text[: m.start()].strip()
-    if not text or (text.endswith(".") and not _ENDS_WITH_INITIAL.search(text)):
-        return None
-    parts = [p for p in _NAME_SPLIT.split(text) if p]
-    if not parts:
+    parts, truncated, text = _byline_parts(text)
+    if not text or not ends_like_a_name(text) or not parts:
         return None
     if not all(_looks_like_name(p) for p in parts):
         return None
     return parts, truncated
+
+
+def looks_like_byline(line: str) -> bool:
+    """A line ``parse_byline`` cannot read that is still mostly names: at least two thirds of its
+    words sit in parts that read as names, one of them of two words or more, once asides in
+    brackets and e-mail addresses are set apart ("Jialiang Cheng (Alibaba), Ning Gao"). A sentence
+    ("We compare A, B and C.") has too many words outside names."""
+    parts, _, _ = _byline_parts(_ASIDE.sub(" ", line))
+    words = named = 0
+    has_full_name = False
+    for part in parts:
+        n = sum(1 for w in part.split() if any(ch.isalpha() for ch in w))
+        words += n
+        if n and _looks_like_name(part):
+            named += n
+            has_full_name = has_full_name or n >= 2
+    return has_full_name and 3 * named >= 2 * words
 
 
 # --- boilerplate ------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from pipelines.staging.parsing.fields import (
-    arxiv_from_link, arxiv_from_text, ends_open, is_footer, is_paper_link, is_ui_label,
+    NAME_PARTICLES, arxiv_from_link, arxiv_from_text, ends_like_a_name, ends_open, is_footer, is_paper_link,
+    is_ui_label,
 )
 from pipelines.staging.parsing.result import make_reject
 
@@ -186,10 +187,10 @@ def looks_like_affiliation(line: str) -> bool:
     return bool(_AFFILIATION_WORDS.search(line))
 
 
-def nearest_name_line(lines: list[str], before: int, skip) -> int | None:
-    """Index of the closest line before ``before`` that is not navigation, the site's name, nor
-    matched by ``skip``."""
-    for i in range(before - 1, -1, -1):
+def nearest_name_line(lines: list[str], before: int, skip, floor: int = 0) -> int | None:
+    """Index of the closest line before ``before`` (and at or after ``floor``) that is not
+    navigation, the site's name, nor matched by ``skip``."""
+    for i in range(before - 1, floor - 1, -1):
         line = lines[i]
         if is_ui_label(line) or is_footer(line) or line.lower() in _SITE_NAMES or skip(line):
             continue
@@ -197,14 +198,69 @@ def nearest_name_line(lines: list[str], before: int, skip) -> int | None:
     return None
 
 
+# Lower-case words a tagline or bio has and a name has not ("Efficient training for LLMs",
+# "works on the theory of ..."). Name particles ("de", "van", "y", Catalan "i") are not among them.
+_FUNCTION_WORDS = frozenset(
+    "a an the and or of for in on at to from with by via into onto over under about across toward towards"
+    " through using based is are was were be been we our my you your its their this that these those"
+    " how what why who which not".split()
+)
+# Headline words: a line naming a role or a field reads as the person's headline, not their name.
+_HEADLINE_WORDS = re.compile(
+    r"\b(?:researchers?|professor|student|scientist|engineer|lecturer|postdoc\w*|candidate|phd|developer"
+    r"|scholar|director|founder|enthusiast|learning|intelligence|profile|author|authors)\b",
+    re.IGNORECASE,
+)
+_MAX_NAME_WORDS = 6       # more words than this (particles aside) read as a headline
+_NAME_LOOKBACK = 3        # lines examined upwards for the name when the closest is a headline
+
+
+def _lowercase_words(words: list[str]) -> list[str]:
+    return [w for w in words if w[0].islower() and w.lower() not in NAME_PARTICLES]
+
+
+def looks_like_sentence(line: str) -> bool:
+    """A tagline or bio: a lower-case function word ("for", "the"), or three words or more, most
+    of them lower case."""
+    words = [w for w in line.split() if any(ch.isalpha() for ch in w)]
+    lower = _lowercase_words(words)
+    if any(w.strip(".,;:!?()\"'") in _FUNCTION_WORDS for w in lower):
+        return True
+    return len(words) >= 3 and 2 * len(lower) > len(words)
+
+
 def looks_like_person_name(line: str) -> bool:
-    """A profile name: short, has letters, not a sentence."""
-    if not line or len(line) > 120 or line.endswith((".", "!", "?", ":")):
+    """A profile name: short, has letters, not a sentence. A final period is a name's only when it
+    closes an initial or a suffix ("Smith J.", "Robert Smith Jr.")."""
+    if not line or len(line) > 120 or line.endswith(("!", "?", ":")) or not ends_like_a_name(line):
         return False
+    if len(line.split()) > 12 or not any(ch.isalpha() for ch in line):
+        return False
+    return not looks_like_sentence(line)
+
+
+def _reads_as_headline(line: str) -> bool:
     words = line.split()
-    if len(words) > 12:
-        return False
-    return any(ch.isalpha() for ch in line)
+    return (looks_like_affiliation(line) or bool(_HEADLINE_WORDS.search(line))
+            or len(words) - sum(w.lower() in NAME_PARTICLES for w in words) > _MAX_NAME_WORDS)
+
+
+def name_line(lines: list[str], before: int, skip, floor: int = 0) -> int | None:
+    """The profile name's line above ``before``: among the few closest lines (``nearest_name_line``),
+    the first that reads as a person's name and not as a headline (an affiliation, a role, a field,
+    many words); else the first that reads as a name at all; None when none does. So a tagline or
+    bio between the name and the metrics ("Efficient distributed training for LLMs") is passed over."""
+    fallback = None
+    i = nearest_name_line(lines, before, skip, floor)
+    for _ in range(_NAME_LOOKBACK):
+        if i is None:
+            break
+        if looks_like_person_name(lines[i]):
+            if not _reads_as_headline(lines[i]):
+                return i
+            fallback = i if fallback is None else fallback
+        i = nearest_name_line(lines, i, skip, floor)
+    return fallback
 
 
 def site_signals(lines: list[str], *, max_len: int, tiers, meta: re.Pattern, brand) -> int:

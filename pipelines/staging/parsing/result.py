@@ -23,6 +23,9 @@ What lands but was repaired or is doubtful is not a reject: it is an *issue*
                           more, a percentage over 100, a year before 1000, arXiv version 0): NULL
                           (``nulled``); on the 0–100 site scores, which are only a warning, ``kept``
 - ``unreadable_value``    a metric line whose value is not a number ("-5citations"): NULL
+- ``unreadable_byline``   the line after a Scholar Feed title reads as names but not as a byline
+                          ("A B (Alibaba), C D") while other items of the page have one: no
+                          ``byline_authors``, the line kept as the abstract's start (``kept``)
 - ``impossible_date``     a day that does not exist ("Feb 30, 2023"): stored at month precision
                           (``repaired``)
 - ``date_after_capture``  an item dated after the page was captured (the site's claim): ``kept``
@@ -46,8 +49,8 @@ REJECT_REASONS: tuple[str, ...] = (
 )
 
 ISSUE_REASONS: tuple[str, ...] = (
-    "value_out_of_range", "unreadable_value", "impossible_date", "date_after_capture", "encoding_guessed",
-    "invalid_bytes", "nul_padding", "content_type_mismatch",
+    "value_out_of_range", "unreadable_value", "unreadable_byline", "impossible_date", "date_after_capture",
+    "encoding_guessed", "invalid_bytes", "nul_padding", "content_type_mismatch",
 )
 # Issues the page sources report (CaptureIssue), listed here so every code has one home.
 SOURCE_ISSUE_REASONS: tuple[str, ...] = (

@@ -12,7 +12,9 @@ Visible layout (text capture)::
     Mixture-of-Experts ...            <- abstract (one or more lines)
 
 Items are found by their meta row; the title is the next line; the byline is the following
-line when it reads as a list of names (``fields.parse_byline``); the rest is the abstract.
+line when it reads as a list of names (``fields.parse_byline``); the rest is the abstract. A line
+there that is mostly names but not a readable byline stays the abstract's first line, with an
+``unreadable_byline`` issue when other items of the page have a byline.
 Either byline or abstract may be missing. Year-less dates take the capture's year (or the one
 before when that would be in the future). Categories map through ``categories.map_category``.
 """
@@ -23,11 +25,11 @@ import re
 
 from pipelines.staging.parsing.categories import map_category
 from pipelines.staging.parsing.fields import (
-    DATE, LOOSE_NUMBER, NUMBER, code_urls, overlong_metric, parse_byline, parse_count, parse_float, read_date,
+    DATE, LOOSE_NUMBER, NUMBER, code_urls, looks_like_byline, overlong_metric, parse_byline, parse_count, parse_float,
+    read_date,
 )
 from pipelines.staging.parsing.layout import (
-    Page, content_end, item_paper_link, judge_items, looks_like_affiliation, looks_like_person_name,
-    nearest_name_line, site_signals, split_items,
+    Page, content_end, item_paper_link, judge_items, name_line, site_signals, split_items,
 )
 from pipelines.staging.parsing.result import SiteParse, empty_listing, empty_profile, make_issue
 from pipelines.textnorm import normalize_text
@@ -157,13 +159,9 @@ def parse_profile(lines: list[str], header_end: int, issues: list[dict] | None =
         profile["declared_items"] = count("declared_items", metric_forms[-1][1], lines[metric_forms[-1][0]])
     if first_anchor is None:
         return None, None
-    name_index = nearest_name_line(lines, first_anchor, _is_header_noise)
-    # An affiliation line between the name and the category: the name is the line above it.
-    if name_index is not None and looks_like_affiliation(lines[name_index]):
-        above = nearest_name_line(lines, name_index, _is_header_noise)
-        if above is not None and looks_like_person_name(lines[above]) and not looks_like_affiliation(lines[above]):
-            name_index = above
-    if name_index is None or not looks_like_person_name(lines[name_index]):
+    # An affiliation or a tagline between the name and the category is passed over (name_line).
+    name_index = name_line(lines, first_anchor, _is_header_noise)
+    if name_index is None:
         return None, None
     profile["name"] = lines[name_index]
     return profile, profile["name"]
@@ -214,6 +212,11 @@ def parse(page: Page) -> SiteParse:
     items = split_items(page, starts, stop, _ItemRow)
 
     drafts = [_read_item(item) for item in items]
+    # A names-like line the byline reader could not read is only doubted where other items of the
+    # page have a byline: on a page without bylines it is just the abstract's first line.
+    if not any(d["byline_seen"] for d in drafts):
+        for draft in drafts:
+            draft["unread_byline"] = None
     listings, rejects, truncated = judge_items(
         items, drafts, lines=lines, ends_cleanly=ends_cleanly, partial_row=_PARTIAL_META,
         build=lambda item, draft: _listing(item, draft, page, issues),
@@ -239,17 +242,19 @@ def _read_item(item) -> dict:
     rest = [line for line in content[1:] if line not in _FLAG_WORDS]
     if len(rest) < len(content) - 1:
         flags += "Code" if "Code" in content[1:] else ""
-    byline, byline_truncated, byline_seen = [], False, False
+    byline, byline_truncated, byline_seen, unread_byline = [], False, False, None
     if rest:
         parsed = parse_byline(rest[0])
         if parsed is not None:
             byline, byline_truncated = parsed
             byline_seen = True
             rest = rest[1:]
+        elif looks_like_byline(rest[0]):
+            unread_byline = rest[0]
     return {
         "title": title, "title_index": title_index, "byline": byline, "byline_truncated": byline_truncated,
-        "byline_seen": byline_seen, "abstract": "\n".join(rest) if rest else None, "abstract_lines": rest,
-        "flags": flags,
+        "byline_seen": byline_seen, "unread_byline": unread_byline,
+        "abstract": "\n".join(rest) if rest else None, "abstract_lines": rest, "flags": flags,
     }
 
 
@@ -267,6 +272,13 @@ def _listing(item, draft: dict, page: Page, issues: list[dict]) -> dict:
                                  f"no such day: stored as {when['pub_date']:%Y-%m} at month precision", item.position))
     listing.update(when)
     title, abstract = draft["title"], draft["abstract"]
+    if draft["unread_byline"] is not None:
+        # Kept in the abstract: the line is only probably a byline, and the issue's raw value holds
+        # 200 characters, so moving it out could lose abstract text or names. The raw capture is
+        # kept, so a better reader gets the authors back by a backfill.
+        issues.append(make_issue("unreadable_byline", "byline_authors", "kept", draft["unread_byline"],
+                                 "the line after the title reads as names but not as a byline: no byline "
+                                 "authors, the line kept as the start of the abstract", item.position))
     paper_url, arxiv_id, arxiv_version = item_paper_link(item, draft["title_index"], title, abstract)
     listing.update(
         title=title,
