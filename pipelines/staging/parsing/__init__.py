@@ -52,7 +52,7 @@ Bump ``PARSER_VERSION`` whenever the rows for some input change; it is stored wi
 
 from __future__ import annotations
 
-PARSER_VERSION = "1.2.1"
+PARSER_VERSION = "1.3.0"
 
 from pipelines.staging.parsing.capture import detect_site, parse_capture  # noqa: E402
 from pipelines.staging.parsing.decoding import decode_body, decode_report, sniff_content_type  # noqa: E402
