@@ -879,6 +879,17 @@ def test_a_retry_after_on_a_bot_wall_not_retried_still_holds_the_host(server):
     assert clock.monotonic() - before >= 120  # capped by max_retry_after_s; was: 5 s
 
 
+@pytest.mark.parametrize("coding", ["none", "UTF-8", "binary", "text/html"])
+def test_a_content_encoding_that_names_no_compression_is_ignored(server, cache, coding):
+    """Servers send tokens that are no content coding at all (PHP's "none" turns compression off);
+    the body is the page, as browsers read it (was, briefly: rejected as truncated every night)."""
+    url = server.url("/authors/a")
+    server.route("/authors/a", Reply(200, SAMPLE_BODIES[0], content_type="text/plain",
+                                     headers={"Content-Encoding": coding}))
+    cap = crawl([url], cache)[url]
+    assert cap.reject_reason is None and cap.body == SAMPLE_BODIES[0]
+
+
 def test_a_body_in_a_content_encoding_we_cannot_decode_is_rejected_and_the_stored_copy_kept(server, cache):
     url = server.url("/authors/a")
     page = SAMPLE_BODIES[0]
@@ -898,3 +909,32 @@ def test_a_body_in_a_content_encoding_we_cannot_decode_is_rejected_and_the_store
     for req in server.requests_to("/authors/a"):
         offered = {e.strip() for e in req.headers["accept-encoding"].split(",")}
         assert offered <= decodable, offered
+
+
+def test_a_locked_or_failing_cache_file_is_not_set_aside(tmp_path, monkeypatch):
+    """A lock, a full disk or an I/O error says nothing against the file: the error is raised and the
+    file stays where it is (was, briefly: any sqlite error moved a healthy cache aside)."""
+    import sqlite3
+
+    path = tmp_path / "source_cache.sqlite"
+    SourceCache(path).close()
+    real_connect = sqlite3.connect
+
+    def locked(*args, **kwargs):
+        conn = real_connect(*args, **kwargs)
+
+        class Locked:
+            def execute(self, *a, **k):
+                raise sqlite3.OperationalError("database is locked")
+
+            def close(self):
+                conn.close()
+        return Locked()
+
+    monkeypatch.setattr(sqlite3, "connect", locked)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        SourceCache(path)
+    monkeypatch.undo()
+    assert not list(tmp_path.glob("*.unreadable-*"))
+    with SourceCache(path) as again:
+        assert again.set_aside is None

@@ -1187,10 +1187,21 @@ def test_a_tagline_between_the_name_and_the_metrics_is_not_the_name(header, name
     assert result.rejects == [] and result.profile["name"] == name
 
 
-def test_a_tagline_alone_is_not_a_profile_name():
+def test_a_tagline_alone_is_the_name_rather_than_the_page_lost():
+    """With no name-like line above it, the closest name-shaped line is the name, as before the
+    tagline rule: a page is never lost (a no_profile reject drops its items) for how its name reads."""
     result = parse_capture(_variant(S004, ("Jialiang Cheng\n", TAGLINE + "\n")), url=SF_URL, captured_at=CAPTURED)
-    assert result.profile is None and reasons(result) == ["no_profile"]
-    assert len(result.listings) == 3  # the items are still kept
+    assert result.profile["name"] == TAGLINE and reasons(result) == [] and len(result.listings) == 3
+
+
+@pytest.mark.parametrize("name", ["juan carlos niebles", "jan van gemert", "Jane Doe – PhD in Physics",
+                                  "Ding Yucheng | AI for Science", "daning c. cheng"])
+def test_a_name_written_like_a_sentence_still_names_its_profile(name):
+    """Was (with the tagline rule, before it fell back): no_profile, and every item of the page dropped."""
+    sf = parse_capture(_variant(S004, ("Jialiang Cheng\n", name + "\n")), url=SF_URL, captured_at=CAPTURED)
+    assert sf.profile["name"] == name and reasons(sf) == [] and len(sf.listings) == 3
+    bz = parse_capture(_variant(S000, ("\nDaning Cheng\n", f"\n{name}\n")), url=None, captured_at=CAPTURED)
+    assert bz.profile is not None and bz.profile["name"] == name and len(bz.listings) == 5
 
 
 BZ_BIO = "Daning Cheng contributes to research discovery and scholarly infrastructure."
@@ -1206,3 +1217,12 @@ BZ_BIO = "Daning Cheng contributes to research discovery and scholarly infrastru
 def test_a_bzpeer_bio_or_tagline_is_not_the_name(edits, bio):
     result = parse_capture(_variant(S000, *edits), url=BZ_URL, captured_at=CAPTURED)
     assert result.rejects == [] and (result.profile["name"], result.profile["bio"]) == ("Daning Cheng", bio)
+
+
+@pytest.mark.parametrize("line", ["Transformers, Attention, and Memory",
+                                  "Toward Efficient Inference, Training, and Serving"])
+def test_a_title_case_list_with_a_serial_and_is_not_a_byline(line):
+    from pipelines.staging.parsing.fields import parse_byline
+
+    assert parse_byline(line) is None
+    assert parse_byline("Jialiang Cheng, Ning Gao, and Yun Yue") == (["Jialiang Cheng", "Ning Gao", "Yun Yue"], False)

@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -124,6 +125,9 @@ class CachedResponse:
     fetched_at: datetime
 
 
+_DAMAGED = re.compile(r"not a database|malformed|encrypted", re.IGNORECASE)
+
+
 def _set_aside(path: str) -> str:
     """Move an unreadable cache file (and its WAL and shared-memory files) to ``<path>.unreadable-<UTC time>``."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -148,7 +152,9 @@ class SourceCache:
         try:
             self._conn = self._open()
         except sqlite3.DatabaseError as exc:
-            if self.path == ":memory:":
+            # Only a file that is not a database or is damaged; a lock, a full disk or an I/O error
+            # (OperationalError) passes and is raised as it is: the file is fine.
+            if self.path == ":memory:" or isinstance(exc, sqlite3.OperationalError) or not _DAMAGED.search(str(exc)):
                 raise
             # Not a database, or a damaged one: the file is only a cache (deleting it costs a re-fetch,
             # never data), so it is moved aside, kept for a look, and the night goes on with a new one.

@@ -70,6 +70,11 @@ _TRANSIENT_ERRORS = frozenset({TIMEOUT, CONNECTION_ERROR, TRUNCATED})
 # What urllib3 decodes here (gzip/deflate, plus br/zstd when brotli/zstandard are installed): all
 # we advertise in Accept-Encoding, and a body in any other coding is not a page we can read.
 _DECODABLE = frozenset(HTTPResponse.CONTENT_DECODERS) | {"identity"}
+# Content codings that compress (the IANA registry's): one of these we cannot decode leaves the body
+# unreadable. Any other token ("none", "utf-8", "binary": servers' misconfigurations) is ignored, as
+# browsers ignore it, and the body read as it is.
+_COMPRESSIONS = frozenset({"gzip", "x-gzip", "deflate", "br", "zstd", "compress", "x-compress", "pack200-gzip",
+                           "exi", "aes128gcm", "dcb", "dcz"})
 _ACCEPT_ENCODING = make_headers(accept_encoding=True)["accept-encoding"]
 
 _CONTACT_RE = re.compile(r"^[^@\s<>();,]+@[^@\s<>();,]+\.[^@\s<>();,]+$")
@@ -652,7 +657,8 @@ class PoliteHttp:
         chunked = bool(getattr(raw, "chunked", False))
         length = None if chunked else declared
         coding = hdrs.get("content-encoding", "").strip()
-        undecodable = [c for c in (p.strip().lower() for p in coding.split(",")) if c and c not in _DECODABLE]
+        undecodable = [c for c in (p.strip().lower() for p in coding.split(","))
+                       if c in _COMPRESSIONS and c not in _DECODABLE]
         body = bytearray()
 
         def received() -> int:  # raw (still encoded) bytes

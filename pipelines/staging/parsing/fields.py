@@ -233,6 +233,7 @@ _ET_AL = re.compile(
     rf"|(?:(?:and|&)\s)?\+?\s?\d{{1,5}}\s?{_MORE_WORD}|\+\s?\d{{1,5}}|…|\.\.\.))\s*$",
     re.IGNORECASE,
 )
+_SERIAL_AND = re.compile(r",\s*(?:and|&)\s", re.IGNORECASE)
 # Separators between names; the Oxford ", and" first so that "and" does not start a name.
 _NAME_SPLIT = re.compile(r"\s*(?:,\s*(?:and|&)\s|,|;|\s&\s|\sand\s|\s[·•]\s)\s*")
 NAME_PARTICLES = frozenset(
@@ -325,6 +326,10 @@ def parse_byline(line: str) -> tuple[list[str], bool] | None:
     if not text or not ends_like_a_name(text) or not parts:
         return None
     if not all(_looks_like_name(p) for p in parts):
+        return None
+    # "Transformers, Attention, and Memory" is a title: a list joined by a serial ", and" is read as
+    # names only when every name has two words or more.
+    if _SERIAL_AND.search(text) and any(len(p.split()) < 2 for p in parts):
         return None
     return parts, truncated
 

@@ -229,14 +229,17 @@ def looks_like_sentence(line: str) -> bool:
     return len(words) >= 3 and 2 * len(lower) > len(words)
 
 
-def looks_like_person_name(line: str) -> bool:
-    """A profile name: short, has letters, not a sentence. A final period is a name's only when it
+def _name_shaped(line: str) -> bool:
+    """Short, has letters, does not end as a sentence does. A final period is a name's only when it
     closes an initial or a suffix ("Smith J.", "Robert Smith Jr.")."""
     if not line or len(line) > 120 or line.endswith(("!", "?", ":")) or not ends_like_a_name(line):
         return False
-    if len(line.split()) > 12 or not any(ch.isalpha() for ch in line):
-        return False
-    return not looks_like_sentence(line)
+    return len(line.split()) <= 12 and any(ch.isalpha() for ch in line)
+
+
+def looks_like_person_name(line: str) -> bool:
+    """A profile name: name-shaped (``_name_shaped``) and not a sentence."""
+    return _name_shaped(line) and not looks_like_sentence(line)
 
 
 def _reads_as_headline(line: str) -> bool:
@@ -248,9 +251,11 @@ def _reads_as_headline(line: str) -> bool:
 def name_line(lines: list[str], before: int, skip, floor: int = 0) -> int | None:
     """The profile name's line above ``before``: among the few closest lines (``nearest_name_line``),
     the first that reads as a person's name and not as a headline (an affiliation, a role, a field,
-    many words); else the first that reads as a name at all; None when none does. So a tagline or
-    bio between the name and the metrics ("Efficient distributed training for LLMs") is passed over."""
-    fallback = None
+    many words); else the first that reads as a name at all; else the closest name-shaped line even
+    if it reads as a sentence ("juan carlos niebles", "Jane Doe – PhD in Physics": a page is never
+    lost for the way its name is written); None when none is. So a tagline or bio between the name
+    and the metrics ("Efficient distributed training for LLMs") is passed over for the name above it."""
+    headline = shaped = None
     i = nearest_name_line(lines, before, skip, floor)
     for _ in range(_NAME_LOOKBACK):
         if i is None:
@@ -258,9 +263,11 @@ def name_line(lines: list[str], before: int, skip, floor: int = 0) -> int | None
         if looks_like_person_name(lines[i]):
             if not _reads_as_headline(lines[i]):
                 return i
-            fallback = i if fallback is None else fallback
+            headline = i if headline is None else headline
+        elif shaped is None and _name_shaped(lines[i]):
+            shaped = i
         i = nearest_name_line(lines, i, skip, floor)
-    return fallback
+    return headline if headline is not None else shaped
 
 
 def site_signals(lines: list[str], *, max_len: int, tiers, meta: re.Pattern, brand) -> int:
