@@ -92,12 +92,24 @@ def _seconds(raw: str) -> float:
     return value
 
 
-_SIZE = re.compile(r"^\d+(\.\d+)?\s*([kmgtp]i?b|b|%)?$", re.IGNORECASE)
+# The units DuckDB's memory_limit reads (a bare number or "b" it refuses, "PB" it does not know).
+_SIZE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]i?b|%)$", re.IGNORECASE)
+_UNIT_BYTES = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+_MIN_MEMORY_BYTES = 100e6  # below this a night cannot even open the warehouse (DuckDB runs out of memory)
 
 
-@_expect("a DuckDB size like 3GB or 512MB (empty: DuckDB's default)")
+@_expect("a DuckDB size like 3GB, 512MB or 80% (at least 100MB; empty: DuckDB's default)")
 def _memory(raw: str) -> str:
-    if raw and not _SIZE.match(raw):
+    if not raw:
+        return raw
+    m = _SIZE.match(raw.strip())
+    if m is None:
+        raise ValueError(raw)
+    n, unit = float(m["n"]), m["unit"].lower()
+    if unit == "%":
+        if not 0 < n <= 100:
+            raise ValueError(raw)
+    elif n * _UNIT_BYTES[unit[0]] * (1.024 ** ("kmgt".index(unit[0]) + 1) if "i" in unit else 1) < _MIN_MEMORY_BYTES:
         raise ValueError(raw)
     return raw
 

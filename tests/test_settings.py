@@ -68,7 +68,7 @@ BAD = {
     "SCHOLARHOUSE_INCREMENTAL_RESOLUTION": ("maybe", "on or off"),
     "SCHOLARHOUSE_AUTHOR_BATCH": ("big", "an integer"),
     "SCHOLARHOUSE_NOVELTY_WINDOW": ("all", "an integer or none"),
-    "SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT": ("lots", "a DuckDB size like 3GB or 512MB (empty: DuckDB's default)"),
+    "SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT": ("lots", "a DuckDB size like 3GB, 512MB or 80% (at least 100MB; empty: DuckDB's default)"),
     "SCHOLARHOUSE_POOL_WAIT_TIMEOUT": ("-1", "a number of seconds"),
 }
 
@@ -188,3 +188,29 @@ def test_pure_logic_reads_no_environment():
     offenders = {str(p.relative_to(ROOT)): reads for p in modules
                  if (reads := environment_reads(p.read_text(encoding="utf-8")))}
     assert offenders == {}, "read the setting at the edge (pipelines/settings.py) and pass the value down"
+
+
+@pytest.mark.parametrize("value", ["3", "0", "1pb", "1PiB", "0GB", "1b", "50MB", "0%", "150%"])
+def test_a_memory_limit_duckdb_cannot_use_is_a_settings_error(value):
+    """Was accepted, and the night's first warehouse connection failed with a DuckDB error naming
+    neither the variable nor the value ("Unknown unit for memory", or out of memory)."""
+    with pytest.raises(SettingsError, match="SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT"):
+        Settings.from_env({"SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT": value})
+
+
+@pytest.mark.parametrize("value", ["3GB", "512MB", "3GiB", "2.5 GB", "80%", "1TB"])
+def test_a_memory_limit_duckdb_reads_is_kept_as_written(value):
+    assert Settings.from_env({"SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT": value}).duckdb_memory_limit == value
+
+
+def test_a_sqlite_file_at_the_warehouse_path_is_refused_saying_so(tmp_path):
+    """Was: DuckDB tried to download its SQLite extension to open the file as the warehouse."""
+    import sqlite3
+
+    path = tmp_path / "source_cache.sqlite"
+    sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(warehouse.NotAWarehouse, match="SQLite database, not a DuckDB warehouse"):
+        with warehouse.connect(path):
+            pass
+    with warehouse.connect(tmp_path / "new.duckdb") as con:  # a new warehouse still opens
+        assert con.execute("SELECT 1").fetchone() == (1,)

@@ -58,6 +58,23 @@ def _is_lock_error(exc: Exception) -> bool:
     return "lock" in text and ("could not set lock" in text or "conflicting lock" in text or "database is locked" in text)
 
 
+class NotAWarehouse(ValueError):
+    """The warehouse path holds a file of another kind."""
+
+
+def _refuse_a_sqlite_file(path: Path) -> None:
+    """DuckDB opens a SQLite file through an extension, as if it were the warehouse; the source
+    cache (``source_cache.sqlite``) sits beside the warehouse and is one setting away from it."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except OSError:  # missing (a new warehouse), or not a file: DuckDB says what it is
+        return
+    if head == b"SQLite format 3\x00":
+        raise NotAWarehouse(f"{path} is a SQLite database, not a DuckDB warehouse "
+                            f"(is SCHOLARHOUSE_WAREHOUSE pointing at the source cache?)")
+
+
 @contextmanager
 def connect(path: str | Path, *, read_only: bool = False, lock_timeout_s: float = 120.0,
             memory_limit: str = DUCKDB_MEMORY_LIMIT) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -70,11 +87,14 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout_s: float 
     path = Path(path)
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
+    _refuse_a_sqlite_file(path)
+    # Never fetch an extension from the network to open a file: a warehouse needs none DuckDB lacks.
+    config = {**duckdb_config(memory_limit), "autoinstall_known_extensions": False}
     deadline = time.monotonic() + lock_timeout_s
     delay = 0.05
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only, config=duckdb_config(memory_limit))
+            con = duckdb.connect(str(path), read_only=read_only, config=config)
             break
         except duckdb.IOException as exc:
             if not _is_lock_error(exc) or time.monotonic() > deadline:

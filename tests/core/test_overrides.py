@@ -2,6 +2,7 @@
 
 from datetime import date
 
+import re
 import polars as pl
 import pytest
 
@@ -85,3 +86,27 @@ def test_a_merge_finds_last_nights_loser_again_and_keeps_the_survivor(tmp_path):
     together = author_members().with_columns(id=pl.when(pl.col("id") == "A2").then(pl.lit("A1")).otherwise(pl.col("id")))
     res = apply_overrides(together, o.for_entity("author"), prefix="A", id_age=ages, redirects={"A2": "A1"}, today=TODAY)
     assert not res.unmatched and res.applied == ["merge ['A2', 'A1']: already one entity, A1"]
+
+
+@pytest.mark.parametrize("text, says", [
+    ('[[merges]]\nentity = "author"\nids = ["A1", "A2"]\n', "unknown [[merges]]"),        # a typo of [[merge]]
+    ('[[assign-profile]]\nsource = "bzpeer"\nsource_profile_id = "x"\nauthor_id = "A1"\n', "unknown [[assign-profile]]"),
+    ('[[split]]\nentity = "author"\nid = "A1"\nnames = [1]\n', "split #1 needs"),           # not strings
+    ('assign_profile = ["x"]\n', "assign_profile #1 is not a table"),                       # not tables
+    ('merge = 3\n', "merge must be written as"),
+])
+def test_an_overrides_file_that_cannot_mean_what_it_says_is_refused_naming_it(tmp_path, text, says):
+    """Was: the first two loaded as no overrides (the decision dropped every night, not even listed
+    as unmatched), the others failed deep in the core step with an AttributeError."""
+    path = tmp_path / "overrides.toml"
+    path.write_text(text)
+    with pytest.raises(OverridesError, match=re.escape(says)) as info:
+        load_overrides(path)
+    assert str(path) in str(info.value)
+
+
+def test_an_overrides_file_that_is_not_utf8_names_itself(tmp_path):
+    path = tmp_path / "overrides.toml"
+    path.write_bytes(b"# \xff\n")
+    with pytest.raises(OverridesError, match="overrides.toml"):
+        load_overrides(path)

@@ -730,6 +730,39 @@ def test_config_rejects_unknown_urls_and_dedupes(tmp_path):
         load_crawl_config(cfg_path, env={})
 
 
+_ONE_SITE = '[sites.scholarfeed]\nprofiles = ["https://www.scholarfeed.org/author/1000001"]\n'
+
+
+@pytest.mark.parametrize("crawler, key", [
+    ("rate_limit_s = nan", "crawler.rate_limit_s"),                          # valid TOML; nan < 1 is False
+    ('rate_limit_s = 0.1\nallow_fast = "no"', "crawler.allow_fast"),        # a string is truthy
+    ('[crawler.host_rate_limits_s]\n"www.scholarfeed.org" = 0', "www.scholarfeed.org"),
+    ('[crawler.host_rate_limits_s]\n"www.scholarfeed.org" = nan', "www.scholarfeed.org"),
+    ("max_retries = -1", "crawler.max_retries"),
+    ("max_body_bytes = -1", "crawler.max_body_bytes"),
+    ("read_timeout_s = nan", "crawler.read_timeout_s"),
+    ('respect_robots = "false"', "crawler.respect_robots"),                 # was: bool("false") is True
+    ('rate_limit_s = "fast"', "crawler.rate_limit_s"),                      # was: a bare ValueError
+])
+def test_an_impolite_or_impossible_crawler_setting_is_refused_naming_it(tmp_path, crawler, key):
+    """Was: the first four left the host's interval at 0 s (requests back to back), the next four
+    loaded, the last raised a ValueError naming neither the file nor the key."""
+    path = tmp_path / "profiles.toml"
+    path.write_text(f"[crawler]\n{crawler}\n{_ONE_SITE}")
+    with pytest.raises(CrawlConfigError) as info:
+        load_crawl_config(path, env={})
+    assert str(path) in str(info.value) and key in str(info.value)
+
+
+def test_a_config_that_is_not_toml_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "profiles.toml"
+    path.write_text("[crawler\nrate_limit_s = 5\n")
+    with pytest.raises(CrawlConfigError, match="not valid TOML"):
+        load_crawl_config(path, env={})
+    path.write_text('[crawler]\nrate_limit_s = 0.5\nallow_fast = true\n[crawler.host_rate_limits_s]\n"a.org" = 0\n' + _ONE_SITE)
+    assert load_crawl_config(path, env={}).http.host_rate_limits_s == {"a.org": 0.0}  # local tests may go fast
+
+
 def test_profile_ref():
     assert profile_ref("https://www.bzpeer.com/authors/daning-cheng").profile_id == "daning-cheng"
     ref = profile_ref("https://www.scholarfeed.org/author/123456/")

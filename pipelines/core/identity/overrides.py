@@ -54,6 +54,9 @@ class Overrides:
         )
 
 
+_TABLES = ("merge", "split", "assign_profile")
+
+
 def load_overrides(path: Path | None = None) -> Overrides:
     """The overrides in ``path`` (default: ``config/overrides.toml``; the run's file is the setting
     ``SCHOLARHOUSE_OVERRIDES``, which the core asset passes); a missing file is no overrides."""
@@ -62,8 +65,17 @@ def load_overrides(path: Path | None = None) -> Overrides:
         return Overrides()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise OverridesError(f"{path}: {exc}") from exc
+    # A table name the loader does not read ([[merges]], [[assign-profile]]) would be a decision
+    # dropped every night without a word.
+    unknown = sorted(set(data) - set(_TABLES))
+    if unknown:
+        raise OverridesError(f"{path}: unknown {', '.join(f'[[{k}]]' for k in unknown)}; "
+                             f"expected {', '.join(f'[[{k}]]' for k in _TABLES)}")
+    for table in _TABLES:
+        if not isinstance(data.get(table, []), list):
+            raise OverridesError(f"{path}: {table} must be written as [[{table}]] tables")
     out = Overrides()
     for i, entry in enumerate(data.get("merge", []), 1):
         _check(entry, path, f"merge #{i}", entity=True)
@@ -74,11 +86,13 @@ def load_overrides(path: Path | None = None) -> Overrides:
     for i, entry in enumerate(data.get("split", []), 1):
         _check(entry, path, f"split #{i}", entity=True)
         labels = entry.get("names") if entry["entity"] == "author" else entry.get("titles")
-        if not isinstance(entry.get("id"), str) or not isinstance(labels, list) or not labels:
+        if (not isinstance(entry.get("id"), str) or not isinstance(labels, list) or not labels
+                or not all(isinstance(label, str) and label.strip() for label in labels)):
             what = "names" if entry["entity"] == "author" else "titles"
             raise OverridesError(f"{path}: split #{i} needs id = \"…\" and {what} = [\"…\"]")
         out.splits.append({"entity": entry["entity"], "id": entry["id"], "labels": labels, "note": entry.get("note")})
     for i, entry in enumerate(data.get("assign_profile", []), 1):
+        _check(entry, path, f"assign_profile #{i}", entity=False)
         missing = [k for k in ("source", "source_profile_id", "author_id") if not isinstance(entry.get(k), str)]
         if missing:
             raise OverridesError(f"{path}: assign_profile #{i} is missing {missing}")

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import re
 import time
@@ -157,6 +158,27 @@ _HTTP_KEYS = {
 }
 
 
+# Settings that count (retries, bytes, redirects) may be 0; those that time or pace may be 0 too
+# where the HTTP layer reads 0 as "none" — but never negative, NaN or infinite.
+_POSITIVE = frozenset({"connect_timeout_s", "read_timeout_s", "max_fetch_s", "max_body_bytes"})
+
+
+def _setting(path: Path, key: str, value, kind):
+    """``value`` as ``kind`` (a finite number, not negative; timeouts and the body limit above 0),
+    else a ``CrawlConfigError`` naming the file and the key."""
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise CrawlConfigError(f"{path}: {key} must be true or false, not {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CrawlConfigError(f"{path}: {key} must be a number, not {value!r}")
+    if not math.isfinite(value) or value < 0 or (key.rsplit(".", 1)[-1] in _POSITIVE and value <= 0):
+        raise CrawlConfigError(f"{path}: {key} = {value!r} is not a usable value")
+    if kind is int and value != int(value):
+        raise CrawlConfigError(f"{path}: {key} must be a whole number, not {value!r}")
+    return kind(value)
+
+
 def load_crawl_config(path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
                       default_cache_path: str | os.PathLike[str] | None = None) -> CrawlConfig:
     """Read ``config/profiles.toml`` (see config/README.md). The contact comes from the variable of
@@ -167,8 +189,11 @@ def load_crawl_config(path: str | os.PathLike[str], *, env: Mapping[str, str] | 
     (the settings' ``source_cache``, beside the warehouse), else ``warehouse/source_cache.sqlite``."""
     env = {} if env is None else env
     path = Path(path)
-    with path.open("rb") as fh:
-        data = tomllib.load(fh)
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CrawlConfigError(f"{path}: not valid TOML: {exc}") from exc
     crawler = data.get("crawler", {})
     if not isinstance(crawler, dict):
         raise CrawlConfigError(f"{path}: [crawler] must be a table")
@@ -177,22 +202,26 @@ def load_crawl_config(path: str | os.PathLike[str], *, env: Mapping[str, str] | 
     host_limits = crawler.get("host_rate_limits_s", {}) or {}
     if not isinstance(host_limits, dict):
         raise CrawlConfigError(f"{path}: crawler.host_rate_limits_s must be a table of host = seconds")
+    allow_fast = crawler.get("allow_fast", False)
+    if not isinstance(allow_fast, bool):  # "no" is a non-empty string, which Python takes for true
+        raise CrawlConfigError(f"{path}: crawler.allow_fast must be true or false, not {allow_fast!r}")
     kwargs = {}
     for key, kind in _HTTP_KEYS.items():
         if key in crawler:
-            try:
-                kwargs[key] = kind(crawler[key])
-            except (TypeError, ValueError) as exc:
-                raise CrawlConfigError(f"{path}: crawler.{key}: {exc}") from exc
+            kwargs[key] = _setting(path, f"crawler.{key}", crawler[key], kind)
+    rate = _setting(path, "crawler.rate_limit_s", crawler.get("rate_limit_s", 5.0), float)
+    hosts = {str(h).lower(): _setting(path, f"crawler.host_rate_limits_s.{h}", v, float) for h, v in host_limits.items()}
+    # The politeness floor holds for every host, unless the config says allow_fast = true (local tests).
+    for key, value in [("crawler.rate_limit_s", rate)] + [(f"crawler.host_rate_limits_s.{h}", v) for h, v in hosts.items()]:
+        if value < 1.0 and not allow_fast:
+            raise CrawlConfigError(f"{path}: {key} below 1 s is not polite for a live crawl")
     settings = HttpSettings(
         contact=contact,
         project_url=str(crawler.get("project_url", DEFAULT_PROJECT_URL)),
-        default_rate_limit_s=float(crawler.get("rate_limit_s", 5.0)),
-        host_rate_limits_s={str(h).lower(): float(v) for h, v in host_limits.items()},
+        default_rate_limit_s=rate,
+        host_rate_limits_s=hosts,
         **kwargs,
     )
-    if settings.default_rate_limit_s < 1.0 and not crawler.get("allow_fast", False):
-        raise CrawlConfigError(f"{path}: crawler.rate_limit_s below 1 s is not polite for a live crawl")
 
     targets: "OrderedDict[str, ProfileTarget]" = OrderedDict()
     problems: list[str] = []
