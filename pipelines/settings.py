@@ -92,9 +92,10 @@ def _seconds(raw: str) -> float:
     return value
 
 
-# The units DuckDB's memory_limit reads (a bare number or "b" it refuses, "PB" it does not know).
-_SIZE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]i?b|%)$", re.IGNORECASE)
-_UNIT_BYTES = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+# Units DuckDB's memory_limit reads (a bare number it refuses, "PB" it does not know; only an
+# ASCII space between number and unit).
+_SIZE = re.compile(r"^(?P<n>\d+(?:\.\d+)?) ?(?P<unit>[kmgt]i?b|b|bytes|%)$", re.IGNORECASE)
+_UNIT_BYTES = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "b": 1.0}
 _MIN_MEMORY_BYTES = 100e6  # below this a night cannot even open the warehouse (DuckDB runs out of memory)
 
 
@@ -102,14 +103,14 @@ _MIN_MEMORY_BYTES = 100e6  # below this a night cannot even open the warehouse (
 def _memory(raw: str) -> str:
     if not raw:
         return raw
-    m = _SIZE.match(raw.strip())
+    m = _SIZE.match(raw.strip(" "))
     if m is None:
         raise ValueError(raw)
     n, unit = float(m["n"]), m["unit"].lower()
     if unit == "%":
         if not 0 < n <= 100:
             raise ValueError(raw)
-    elif n * _UNIT_BYTES[unit[0]] * (1.024 ** ("kmgt".index(unit[0]) + 1) if "i" in unit else 1) < _MIN_MEMORY_BYTES:
+    elif n * _UNIT_BYTES[unit[0]] * (1.024 ** ("kmgt".index(unit[0]) + 1) if unit[1:2] == "i" else 1) < _MIN_MEMORY_BYTES:
         raise ValueError(raw)
     return raw
 

@@ -214,3 +214,13 @@ def test_a_sqlite_file_at_the_warehouse_path_is_refused_saying_so(tmp_path):
             pass
     with warehouse.connect(tmp_path / "new.duckdb") as con:  # a new warehouse still opens
         assert con.execute("SELECT 1").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("value", ["3000000000b", "3000000000 bytes"])
+def test_a_memory_limit_in_bytes_is_read(value):
+    assert Settings.from_env({"SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT": value}).duckdb_memory_limit == value
+
+
+def test_a_memory_limit_with_a_non_breaking_space_is_refused():
+    with pytest.raises(SettingsError, match="SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT"):
+        Settings.from_env({"SCHOLARHOUSE_DUCKDB_MEMORY_LIMIT": "3\u00a0GB"})  # DuckDB refuses it

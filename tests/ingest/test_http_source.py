@@ -971,3 +971,14 @@ def test_a_locked_or_failing_cache_file_is_not_set_aside(tmp_path, monkeypatch):
     assert not list(tmp_path.glob("*.unreadable-*"))
     with SourceCache(path) as again:
         assert again.set_aside is None
+
+
+def test_a_cache_file_of_an_unsupported_format_is_set_aside(tmp_path):
+    """A damaged header ("unsupported file format", an OperationalError) is damage, not a lock."""
+    path = tmp_path / "source_cache.sqlite"
+    SourceCache(path).close()
+    data = bytearray(path.read_bytes())
+    data[44:48] = (9).to_bytes(4, "big")  # the schema format number: 1-4 exist
+    path.write_bytes(bytes(data))
+    with SourceCache(path) as cache:
+        assert cache.set_aside is not None and cache.get_page_state("https://a.org/x") is None

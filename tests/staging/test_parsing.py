@@ -1226,3 +1226,29 @@ def test_a_title_case_list_with_a_serial_and_is_not_a_byline(line):
 
     assert parse_byline(line) is None
     assert parse_byline("Jialiang Cheng, Ning Gao, and Yun Yue") == (["Jialiang Cheng", "Ning Gao", "Yun Yue"], False)
+
+
+@pytest.mark.parametrize("url, text, reason", [
+    (SF_URL, "Scholar Feed\n\nThis author could not be found\n\n0 Papers\n\nBack to home\n", "error_page"),
+    (SF_URL, "Page not found\nh-index0\n0papers\n0citations\n", "error_page"),
+    (SF_URL, "Please verify you are a human\n\nAI\nh-index3\n3papers\n", "bot_challenge"),
+    (SF_URL, "Something went wrong on our end\n\nAI\nh-index3\n", "error_page"),
+    (BZ_URL, "Checking your browser before accessing\n\n0works\n0followers\n", "bot_challenge"),
+    (BZ_URL, "Researcher profile\n\nThis profile is not available\n\n0works\n0followers\n", "no_profile"),
+])
+def test_an_error_page_or_bot_wall_is_never_a_profile_named_by_its_message(url, text, reason):
+    """The name fallback (a line that reads as a sentence) never names a profile on a page that reads
+    as an error page or a bot wall, or that lists nothing (was, briefly: "Page not found" became a
+    profile's name and the page's reject was gone)."""
+    result = parse_capture(text.encode(), url=url, captured_at=CAPTURED)
+    assert result.profile is None and reasons(result)[:1] == [reason]
+
+
+@pytest.mark.parametrize("line, names", [
+    ("Mausam, Daniel S. Weld, and Oren Etzioni", ["Mausam", "Daniel S. Weld", "Oren Etzioni"]),  # one-word names are real
+    ("J.Smith, K.Lee, and M.Wong", ["J.Smith", "K.Lee", "M.Wong"]),
+])
+def test_a_serial_and_byline_with_short_names_is_still_a_byline(line, names):
+    from pipelines.staging.parsing.fields import parse_byline
+
+    assert parse_byline(line) == (names, False)

@@ -125,7 +125,7 @@ class CachedResponse:
     fetched_at: datetime
 
 
-_DAMAGED = re.compile(r"not a database|malformed|encrypted", re.IGNORECASE)
+_DAMAGED = re.compile(r"not a database|malformed|encrypted|unsupported file format", re.IGNORECASE)
 
 
 def _set_aside(path: str) -> str:
@@ -153,8 +153,8 @@ class SourceCache:
             self._conn = self._open()
         except sqlite3.DatabaseError as exc:
             # Only a file that is not a database or is damaged; a lock, a full disk or an I/O error
-            # (OperationalError) passes and is raised as it is: the file is fine.
-            if self.path == ":memory:" or isinstance(exc, sqlite3.OperationalError) or not _DAMAGED.search(str(exc)):
+            # is raised as it is: the file is fine.
+            if self.path == ":memory:" or not _DAMAGED.search(str(exc)):
                 raise
             # Not a database, or a damaged one: the file is only a cache (deleting it costs a re-fetch,
             # never data), so it is moved aside, kept for a look, and the night goes on with a new one.

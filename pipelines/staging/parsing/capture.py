@@ -28,7 +28,7 @@ from pipelines.staging.parsing import bzpeer, domains, scholarfeed
 from pipelines.staging.parsing.decoding import decode_report, sniff_content_type
 from pipelines.staging.parsing.fields import slugify
 from pipelines.staging.parsing.htmltext import html_to_document
-from pipelines.staging.parsing.layout import Page, text_lines
+from pipelines.staging.parsing.layout import Page, looks_like_person_name, text_lines
 from pipelines.staging.parsing.result import ParseResult, SiteParse, make_issue, make_reject
 from pipelines.textnorm import title_key
 
@@ -218,6 +218,13 @@ def _parse_into(result: ParseResult, body: bytes, url: str | None, captured_at, 
         page = Page(lines=lines, links=_absolute_links(doc, page_url, site) if doc else [],
                     ends_cleanly=bool(doc and doc.closed), captured=_capture_date(captured_at))
         parsed = _PARSERS[site](page)
+    # A name that reads as a sentence was the parser's last resort ("juan carlos niebles"): on a page
+    # that reads as an error page or a bot wall ("Page not found", "Please verify you are a human"),
+    # or that lists nothing, it is that line's text, not a person.
+    weak_name = (parsed is not None and parsed.profile is not None and parsed.profile_name is not None
+                 and not looks_like_person_name(parsed.profile_name))
+    if weak_name and (_page_problem("\n".join(lines), text if doc is not None else "") or not parsed.listings):
+        parsed.profile = None
     if parsed is not None and parsed.profile is not None:
         result.issues.extend(parsed.issues)
         result.profile = parsed.profile

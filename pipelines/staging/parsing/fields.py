@@ -327,9 +327,10 @@ def parse_byline(line: str) -> tuple[list[str], bool] | None:
         return None
     if not all(_looks_like_name(p) for p in parts):
         return None
-    # "Transformers, Attention, and Memory" is a title: a list joined by a serial ", and" is read as
-    # names only when every name has two words or more.
-    if _SERIAL_AND.search(text) and any(len(p.split()) < 2 for p in parts):
+    # "Transformers, Attention, and Memory" is a title: a list joined by a serial ", and" is not read
+    # as names when most of its parts are one word ("Mausam, Daniel S. Weld, and Oren Etzioni" is;
+    # "J.Smith" counts as two).
+    if _SERIAL_AND.search(text) and 2 * sum(len(p.replace(".", ". ").split()) < 2 for p in parts) > len(parts):
         return None
     return parts, truncated
 
