@@ -207,3 +207,24 @@ def test_an_override_file_changes_the_result_as_documented(tmp_path, monkeypatch
     assert build_warehouse(SAMPLES, path).success
     assert dict(q(path, "SELECT display_name, author_id FROM core.authors WHERE display_name IN ('Daning Chen', 'Daning Cheng')")) == ids
     assert not q(path, "SELECT 1 FROM core.id_redirects WHERE old_id = ?", [loser])
+
+
+def test_the_nightly_summary_of_a_night_that_never_ran_is_refused_not_a_row_of_zeros(tmp_path):
+    """Materialised alone from the UI for a night that never landed (was: a row of zeros, a night
+    that never happened in the report's table and charts); a night that landed is summarised alone too."""
+    import dagster as dg
+
+    from pipelines import warehouse
+    from pipelines.assets.marts import nightly_summary
+    from pipelines.resources import WarehouseResource
+
+    path = tmp_path / "wh.duckdb"
+    with warehouse.connect(path) as con:
+        warehouse.ensure_schema(con)
+    resources = {"warehouse_db": WarehouseResource(path=str(path))}
+    result = dg.materialize([nightly_summary], partition_key="2026-11-21", resources=resources,
+                            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+    assert not result.success
+    failure = [e for e in result.all_events if e.is_step_failure][0]
+    assert "night 2026-11-21 has not landed" in failure.event_specific_data.error.message
+    assert one(path, "SELECT count(*) FROM marts.nightly_summary") == 0

@@ -218,6 +218,13 @@ def collaboration_edges(context: dg.AssetExecutionContext, warehouse_db: Warehou
 def nightly_summary(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     night = night_window(context)
     with warehouse_db.connect() as con:
+        # A night's row says what the night landed: for a night that never ran (this asset
+        # materialised alone from the UI) it would be a row of zeros beside the warehouse's counts.
+        landed = warehouse.scalar(con, "SELECT count(*) FROM raw.fetches WHERE partition_date = ?", [night.day])
+        if not landed and night.key not in context.instance.get_materialized_partitions(dg.AssetKey(["raw", "page_captures"])):
+            raise dg.Failure(f"night {night.key} has not landed: raw/page_captures has no materialisation and "
+                             f"raw.fetches no rows for it. Materialise the night (or its backfill) first.",
+                             allow_retries=False)
         marts.build_nightly_summary(con, night.day)
         return _result(con, "marts.nightly_summary",
                        ["as_of", "pages", "profiles", "rejects", "review_paper_pairs", "review_author_pairs"])
