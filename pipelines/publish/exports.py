@@ -28,9 +28,11 @@ import os
 import shutil
 import subprocess
 import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import duckdb
 
@@ -88,20 +90,41 @@ def _new_version_name(as_of: date) -> str:
     return f"{as_of.isoformat()}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
+@dataclass
+class _Version:
+    work: Path                                     # where the block writes the files
+    final: Path                                    # .versions/<name>, once written
+    manifest: dict = field(default_factory=dict)   # written as manifest.json beside the files
+
+
+@contextmanager
+def _writing_version(exports_dir: Path, as_of: date) -> Iterator[_Version]:
+    """A new version directory for ``as_of``: the block fills ``version.work`` (``.versions/.tmp-<name>``)
+    and sets ``version.manifest``; then the manifest is written and the folder renamed to
+    ``version.final`` at once, so nobody reads a half-written version. A block that fails leaves nothing."""
+    versions = exports_dir / ".versions"
+    versions.mkdir(parents=True, exist_ok=True)
+    name = _new_version_name(as_of)
+    version = _Version(work=versions / f".tmp-{name}", final=versions / name)
+    version.work.mkdir()
+    try:
+        yield version
+        (version.work / "manifest.json").write_text(json.dumps(version.manifest, indent=2, sort_keys=True))
+        os.rename(version.work, version.final)
+    except BaseException:
+        shutil.rmtree(version.work, ignore_errors=True)
+        raise
+
+
 def export_tables(con: duckdb.DuckDBPyConnection, exports_dir: Path, as_of: date) -> dict:
     """Write every core and mart table as Parquet for ``as_of`` into a new version directory, with a
     manifest of the tables, and stage it (``.staged/<date>``). Readers see nothing of it until
     ``publish_export`` publishes it with its report."""
     exports_dir = Path(exports_dir)
-    versions = exports_dir / ".versions"
-    versions.mkdir(parents=True, exist_ok=True)
-    name = _new_version_name(as_of)
-    work = versions / f".tmp-{name}"
-    work.mkdir()
-    try:
+    with _writing_version(exports_dir, as_of) as version:
         tables = {}
         for table in exported_tables(con):
-            file = work / f"{table}.parquet"
+            file = version.work / f"{table}.parquet"
             con.execute(f"COPY (SELECT * FROM {table}) TO {warehouse.sql_path(file)} (FORMAT parquet, COMPRESSION zstd)")
             schema = [{"name": c, "type": t} for c, t, *_ in con.execute(f"DESCRIBE {table}").fetchall()]
             tables[table] = {
@@ -111,22 +134,16 @@ def export_tables(con: duckdb.DuckDBPyConnection, exports_dir: Path, as_of: date
                 "sha256": _sha256(file),
                 "bytes": file.stat().st_size,
             }
-        manifest = {
+        version.manifest = {
             "as_of": as_of.isoformat(),
             "generated_at": datetime.now(timezone.utc).isoformat(),
             "code_version": code_version(),
             "tables": tables,
         }
-        (work / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
-        final = versions / name
-        os.rename(work, final)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     staged = exports_dir / STAGED
     staged.mkdir(exist_ok=True)
-    _swap_symlink(staged / as_of.isoformat(), f"../.versions/{name}")
-    return {"path": str(exports_dir / as_of.isoformat()), "version_dir": str(final), **manifest}
+    _swap_symlink(staged / as_of.isoformat(), f"../.versions/{version.final.name}")
+    return {"path": str(exports_dir / as_of.isoformat()), "version_dir": str(version.final), **version.manifest}
 
 
 def publish_export(exports_dir: Path, as_of: date, write_report: Callable[[Path], Any] | None = None) -> dict:
@@ -152,12 +169,9 @@ def publish_export(exports_dir: Path, as_of: date, write_report: Callable[[Path]
         raise FileNotFoundError(f"no export for {as_of}: neither {staged} nor {dated} exists "
                                 "(the exports/parquet step writes it)")
     manifest = json.loads((source / "manifest.json").read_text())
-    versions = exports_dir / ".versions"
-    name = _new_version_name(as_of)
-    work = versions / f".tmp-{name}"
-    work.mkdir()
     failure, written = None, None
-    try:
+    with _writing_version(exports_dir, as_of) as version:
+        work = version.work
         for table in manifest["tables"].values():
             _link_or_copy(source / table["file"], work / table["file"])
         if write_report is None:
@@ -170,15 +184,10 @@ def publish_export(exports_dir: Path, as_of: date, write_report: Callable[[Path]
                 failure = exc
                 reason = f"the report could not be written: {type(exc).__name__}: {exc}"
                 manifest["report"] = _keep_report(exports_dir, key, work, reason[:500])
-        (work / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
-        final = versions / name
-        os.rename(work, final)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+        version.manifest = manifest
     if dated.exists() and not dated.is_symlink():  # an old-style real directory: move it aside first
-        os.rename(dated, versions / f"legacy-{key}-{uuid.uuid4().hex[:6]}")
-    _swap_symlink(dated, f".versions/{name}")
+        os.rename(dated, exports_dir / ".versions" / f"legacy-{key}-{uuid.uuid4().hex[:6]}")
+    _swap_symlink(dated, f".versions/{version.final.name}")
     # `latest` is the export whose tables were written last, whatever its date: every export is a snapshot
     # of the whole core and marts tables, and a backfill of an earlier day rebuilds the history-wide ones
     # over the whole history, so its snapshot is the newest state there is (and the one analytics.duckdb
@@ -192,7 +201,7 @@ def publish_export(exports_dir: Path, as_of: date, write_report: Callable[[Path]
     _prune(exports_dir)
     if failure is not None:
         raise failure
-    return {"path": str(dated), "version_dir": str(final), "report_written": written, **manifest}
+    return {"path": str(dated), "version_dir": str(version.final), "report_written": written, **manifest}
 
 
 def _tables_written_at(export: Path) -> datetime | None:
