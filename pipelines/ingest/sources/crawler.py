@@ -423,6 +423,10 @@ class LiveProfileSource:
                 not_modified=not_modified, reject_reason=reason, reject_detail=detail,
             )
 
+        # A page a redirect ended on away from the profile is never the profile: not "unchanged" on a
+        # 304, never the "last good copy" on a 200 (the stored profile stays as it was).
+        away = f"redirected away from the profile to {res.final_url}"[:500] if left_the_profile(url, res.final_url) else None
+
         if res.error == http_mod.ROBOTS_DISALLOWED:
             return capture(b"", reason=ROBOTS_DISALLOWED, detail=res.error_detail)
         if res.error in (http_mod.TIMEOUT, http_mod.CONNECTION_ERROR, http_mod.OVERSIZE,
@@ -432,9 +436,8 @@ class LiveProfileSource:
             # A 304 says "unchanged" only as the answer to our conditional request for the profile: not
             # from a page a redirect ended on (a static sign-in page answers any If-Modified-Since with
             # 304), and not to a request that carried no validators.
-            if left_the_profile(url, res.final_url):
-                return capture(res.body, reason=ERROR_PAGE,
-                               detail=f"redirected away from the profile to {res.final_url}"[:500])
+            if away:
+                return capture(res.body, reason=ERROR_PAGE, detail=away)
             if state is None:
                 return capture(res.body, reason=ERROR_PAGE, detail="HTTP 304 without a stored copy of the page")
             if not conditional:
@@ -462,10 +465,8 @@ class LiveProfileSource:
             if extra:
                 detail = f"{detail}; {extra}"
             return capture(res.body, reason=reason, detail=detail)
-        if left_the_profile(url, res.final_url):
-            # Never the "last good copy": the stored profile stays as it was.
-            return capture(res.body, reason=ERROR_PAGE,
-                           detail=f"redirected away from the profile to {res.final_url}"[:500])
+        if away:
+            return capture(res.body, reason=ERROR_PAGE, detail=away)
         unchanged = state is not None and hashlib.sha256(res.body).hexdigest() == state.body_sha256
         self.cache.put_page_state(
             url, res.body, etag=res.headers.get("etag"), last_modified=res.headers.get("last-modified"),
